@@ -1,0 +1,118 @@
+#include "common/file_util.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "common/strings.h"
+
+namespace tokenmill {
+namespace {
+
+absl::Status ErrnoError(std::string_view what, const std::string& path, int err) {
+  return absl::Status(err == ENOENT ? absl::StatusCode::kNotFound
+                                    : absl::StatusCode::kFailedPrecondition,
+                      StrCat(what, " '", path, "': ", std::strerror(err)));
+}
+
+std::string ParentDir(const std::string& path) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
+}  // namespace
+
+absl::Status CheckReadableFile(const std::string& path) {
+  if (path == "-") return absl::OkStatus();
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return ErrnoError("cannot open", path, errno);
+  if (S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(StrCat("'", path, "' is a directory, not a file"));
+  }
+  if (::access(path.c_str(), R_OK) != 0) return ErrnoError("cannot read", path, errno);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  absl::Status readable = CheckReadableFile(path);
+  if (!readable.ok()) return readable;
+  int fd = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("cannot open", path, errno);
+  std::string data;
+  char buffer[1 << 16];
+  while (true) {
+    ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      if (fd != STDIN_FILENO) ::close(fd);
+      return ErrnoError("cannot read", path, err);
+    }
+    if (n == 0) break;
+    data.append(buffer, static_cast<size_t>(n));
+  }
+  if (fd != STDIN_FILENO) ::close(fd);
+  return data;
+}
+
+absl::Status CheckWritableOutput(const std::string& path) {
+  if (path.empty()) return absl::InvalidArgumentError("the output path is empty");
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        StrCat("output '", path, "' is a directory; give a file name"));
+  }
+  std::string dir = ParentDir(path);
+  if (::stat(dir.c_str(), &st) != 0) return ErrnoError("output folder does not exist:", dir, errno);
+  if (!S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(StrCat("output folder '", dir, "' is not a folder"));
+  }
+  if (::access(dir.c_str(), W_OK) != 0) return ErrnoError("cannot write in folder", dir, errno);
+  return absl::OkStatus();
+}
+
+absl::Status WriteFileAtomically(const std::string& path, std::string_view contents) {
+  std::string dir = ParentDir(path);
+  std::string tmp_template = path + ".tmp.XXXXXX";
+  int fd = ::mkstemp(tmp_template.data());
+  if (fd < 0) return ErrnoError("cannot create a temporary file beside", path, errno);
+  const std::string& tmp = tmp_template;
+  auto fail = [&](std::string_view what, int err) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return ErrnoError(what, path, err);
+  };
+  size_t written = 0;
+  while (written < contents.size()) {
+    ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail("cannot write", errno);
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (::fchmod(fd, 0644) != 0) return fail("cannot set permissions of", errno);
+  if (::fsync(fd) != 0) return fail("cannot flush", errno);
+  if (::close(fd) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return ErrnoError("cannot close", path, err);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return ErrnoError("cannot rename the temporary file to", path, err);
+  }
+  int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tokenmill

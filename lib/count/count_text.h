@@ -1,0 +1,17 @@
+// Counting one document: special tokens are cut out (and not counted), the rest is
+// pre-tokenized and each piece is added to a WordCounts table.
+#pragma once
+
+#include <string_view>
+
+#include "count/word_counts.h"
+#include "pretokenize/pretokenizer.h"
+#include "pretokenize/special_tokens.h"
+
+namespace tokenmill {
+
+// `specials` may be null (no special tokens).
+void CountDocument(std::string_view document, const PreTokenizer& pretokenizer,
+                   const SpecialTokenMatcher* specials, WordCounts& counts);
+
+}  // namespace tokenmill

@@ -1,0 +1,73 @@
+// BpeModel: a byte-level BPE tokenizer as data, independent of any file format.
+//
+// Contract:
+//  - `tokens[id]` is the byte string of token `id`. Ids may have gaps (e.g. OpenAI's
+//    cl100k_base has none between 100256 and 100257); a gap is an empty string, which no real
+//    token ever is. Special tokens are stored at their ids too.
+//  - `merges` are in rank order (rank 0 is applied first); each names two token ids and the id
+//    of the token their concatenation forms. Several merges may form the same token.
+//  - `specials` lists the special tokens (literal strings never split or merged) with their ids.
+//  - `pretokenizer` names the pre-tokenizer the model was trained with; encoders must use it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/strings.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+
+namespace tokenmill {
+
+using TokenId = uint32_t;
+
+struct Merge {
+  TokenId left = 0;
+  TokenId right = 0;
+  TokenId result = 0;
+  bool operator==(const Merge&) const = default;
+};
+
+struct SpecialToken {
+  std::string content;
+  TokenId id = 0;
+  bool operator==(const SpecialToken&) const = default;
+};
+
+// Which pre-tokenizer splits text before BPE. `preset` is one of the names listed by
+// PreTokenizerPresets() (pretokenize/pretokenizer.h), or "custom" with `pattern` set.
+struct PreTokenizerConfig {
+  std::string preset = "gpt2";
+  std::string pattern;  // only for preset == "custom"
+  bool operator==(const PreTokenizerConfig&) const = default;
+};
+
+struct BpeModel {
+  std::vector<std::string> tokens;
+  std::vector<Merge> merges;
+  std::vector<SpecialToken> specials;
+  PreTokenizerConfig pretokenizer;
+  // When true, a pre-tokenized piece that is itself a token encodes as that one token before
+  // any merge is tried (tiktoken's rule; Hugging Face's `ignore_merges`). When false, every
+  // piece goes through the merges (Hugging Face's default).
+  bool ignore_merges = false;
+
+  bool operator==(const BpeModel&) const = default;
+
+  // Number of ids in use (non-gap entries of `tokens`).
+  size_t VocabSize() const;
+
+  // Checks the contract above: merge ids in range, each merge's result is the concatenation of
+  // its parts, specials at their ids, no duplicate non-special token strings.
+  absl::Status Validate() const;
+
+  // Map from a token's bytes to its id (non-special tokens only).
+  StringMap<TokenId> TokenIndex() const;
+};
+
+// The 256 single-byte tokens with ids 0..255 in byte order, no merges, no specials.
+BpeModel ByteBaseModel();
+
+}  // namespace tokenmill

@@ -1,0 +1,248 @@
+#include "model/hf_json.h"
+
+#include <simdjson.h>
+
+#include "absl/container/flat_hash_map.h"
+#include "common/strings.h"
+#include "common/byte_level.h"
+#include "common/file_util.h"
+#include "common/status_macros.h"
+#include "model/json_writer.h"
+#include "pretokenize/presets.h"
+
+namespace tokenmill {
+namespace {
+
+void AppendPreTokenizer(const PreTokenizerConfig& config, std::string& out) {
+  if (config.preset == "gpt2") {
+    out += R"({"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":true})";
+    return;
+  }
+  std::string_view pattern =
+      config.preset == "custom" ? std::string_view(config.pattern) : PresetPattern(config.preset);
+  out += R"({"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":)";
+  AppendJsonString(pattern, out);
+  out += R"(},"behavior":"Isolated","invert":false},)";
+  out += R"({"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":false}]})";
+}
+
+}  // namespace
+
+std::string ToHfJson(const BpeModel& model) {
+  std::string out;
+  out.reserve(model.tokens.size() * 40);
+  out += "{\n  \"version\": \"1.0\",\n  \"truncation\": null,\n  \"padding\": null,\n";
+  out += "  \"added_tokens\": [";
+  for (size_t i = 0; i < model.specials.size(); ++i) {
+    const SpecialToken& s = model.specials[i];
+    out += i == 0 ? "\n    " : ",\n    ";
+    StrAppend(&out, "{\"id\": ", s.id, ", \"content\": ");
+    AppendJsonString(s.content, out);
+    out += ", \"single_word\": false, \"lstrip\": false, \"rstrip\": false, "
+           "\"normalized\": false, \"special\": true}";
+  }
+  out += model.specials.empty() ? "],\n" : "\n  ],\n";
+  out += "  \"normalizer\": null,\n  \"pre_tokenizer\": ";
+  AppendPreTokenizer(model.pretokenizer, out);
+  out += ",\n  \"post_processor\": null,\n";
+  out += R"(  "decoder": {"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true,"use_regex":true},)";
+  out += "\n  \"model\": {\n    \"type\": \"BPE\",\n    \"dropout\": null,\n    \"unk_token\": null,\n"
+         "    \"continuing_subword_prefix\": null,\n    \"end_of_word_suffix\": null,\n"
+         "    \"fuse_unk\": false,\n    \"byte_fallback\": false,\n";
+  StrAppend(&out, "    \"ignore_merges\": ", model.ignore_merges ? "true" : "false", ",\n");
+  out += "    \"vocab\": {";
+  absl::flat_hash_map<TokenId, const SpecialToken*> special_of_id;
+  for (const SpecialToken& s : model.specials) special_of_id[s.id] = &s;
+  bool first = true;
+  for (TokenId id = 0; id < model.tokens.size(); ++id) {
+    if (model.tokens[id].empty()) continue;
+    out += first ? "\n      " : ",\n      ";
+    first = false;
+    auto special = special_of_id.find(id);
+    AppendJsonString(special != special_of_id.end() ? special->second->content
+                                                    : BytesToByteLevel(model.tokens[id]),
+                     out);
+    StrAppend(&out, ": ", id);
+  }
+  out += "\n    },\n    \"merges\": [";
+  for (size_t i = 0; i < model.merges.size(); ++i) {
+    const Merge& m = model.merges[i];
+    out += i == 0 ? "\n      [" : ",\n      [";
+    AppendJsonString(BytesToByteLevel(model.tokens[m.left]), out);
+    out += ", ";
+    AppendJsonString(BytesToByteLevel(model.tokens[m.right]), out);
+    out += "]";
+  }
+  out += "\n    ]\n  }\n}\n";
+  return out;
+}
+
+namespace {
+
+absl::Status FieldError(std::string_view source, std::string_view field, std::string_view what) {
+  return absl::InvalidArgumentError(StrCat(source, ": field '", field, "' ", what));
+}
+
+absl::StatusOr<PreTokenizerConfig> ParsePreTokenizer(simdjson::dom::element pre,
+                                                     std::string_view source) {
+  PreTokenizerConfig config;
+  if (pre.is_null()) {
+    return FieldError(source, "pre_tokenizer", "is null; tokenmill needs a byte-level pre-tokenizer");
+  }
+  std::string_view type;
+  if (pre["type"].get(type)) return FieldError(source, "pre_tokenizer.type", "is missing");
+  if (type == "ByteLevel") {
+    bool use_regex = true;
+    if (simdjson::dom::element e; !pre["use_regex"].get(e)) {
+      if (e.get(use_regex)) return FieldError(source, "pre_tokenizer.use_regex", "is not a boolean");
+    }
+    if (!use_regex) {
+      return FieldError(source, "pre_tokenizer", "is ByteLevel without a regex, which tokenmill does not support");
+    }
+    config.preset = "gpt2";
+    return config;
+  }
+  if (type != "Sequence") {
+    return FieldError(source, "pre_tokenizer.type", StrCat("is '", type, "'; tokenmill reads ByteLevel or Sequence[Split, ByteLevel]"));
+  }
+  simdjson::dom::array parts;
+  if (pre["pretokenizers"].get(parts)) return FieldError(source, "pre_tokenizer.pretokenizers", "is not an array");
+  std::string_view pattern;
+  for (simdjson::dom::element part : parts) {
+    std::string_view part_type;
+    if (part["type"].get(part_type)) return FieldError(source, "pre_tokenizer.pretokenizers[].type", "is missing");
+    if (part_type == "Split") {
+      if (part["pattern"]["Regex"].get(pattern)) {
+        return FieldError(source, "pre_tokenizer.pretokenizers[].pattern.Regex", "is missing");
+      }
+    } else if (part_type != "ByteLevel") {
+      return FieldError(source, "pre_tokenizer.pretokenizers[].type", StrCat("is '", part_type, "', not supported"));
+    }
+  }
+  if (pattern.empty()) return FieldError(source, "pre_tokenizer", "has no Split regex");
+  config.preset = "custom";
+  config.pattern = std::string(pattern);
+  for (const PreTokenizerPreset& p : kPreTokenizerPresets) {
+    if (p.pattern == pattern) {
+      config.preset = std::string(p.name);
+      config.pattern.clear();
+    }
+  }
+  return config;
+}
+
+}  // namespace
+
+absl::StatusOr<BpeModel> FromHfJson(std::string_view json, std::string_view source) {
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded(json);
+  simdjson::dom::element root;
+  if (auto error = parser.parse(padded).get(root)) {
+    return absl::InvalidArgumentError(
+        StrCat(source, ": not valid JSON (", simdjson::error_message(error), ")"));
+  }
+  BpeModel model;
+  simdjson::dom::element model_json;
+  if (root["model"].get(model_json)) return FieldError(source, "model", "is missing");
+  std::string_view type;
+  if (model_json["type"].get(type) || type != "BPE") {
+    return FieldError(source, "model.type", "is not \"BPE\"");
+  }
+  if (simdjson::dom::element e; !model_json["ignore_merges"].get(e) && !e.is_null()) {
+    if (e.get(model.ignore_merges)) return FieldError(source, "model.ignore_merges", "is not a boolean");
+  }
+  simdjson::dom::element pre;
+  if (root["pre_tokenizer"].get(pre)) return FieldError(source, "pre_tokenizer", "is missing");
+  TM_ASSIGN_OR_RETURN(model.pretokenizer, ParsePreTokenizer(pre, source));
+
+  // Added tokens: literal contents at their ids.
+  absl::flat_hash_map<TokenId, std::string> added;
+  simdjson::dom::array added_tokens;
+  if (!root["added_tokens"].get(added_tokens)) {
+    for (simdjson::dom::element t : added_tokens) {
+      uint64_t id;
+      std::string_view content;
+      if (t["id"].get(id) || id > UINT32_MAX) return FieldError(source, "added_tokens[].id", "is missing or not an id");
+      if (t["content"].get(content) || content.empty()) {
+        return FieldError(source, "added_tokens[].content", "is missing or empty");
+      }
+      added[static_cast<TokenId>(id)] = std::string(content);
+      model.specials.push_back({std::string(content), static_cast<TokenId>(id)});
+    }
+  }
+
+  simdjson::dom::object vocab;
+  if (model_json["vocab"].get(vocab)) return FieldError(source, "model.vocab", "is missing or not an object");
+  for (auto [key, value] : vocab) {
+    uint64_t id;
+    if (value.get(id) || id > UINT32_MAX) {
+      return FieldError(source, StrCat("model.vocab[\"", key, "\"]"), "is not a token id");
+    }
+    if (id >= model.tokens.size()) model.tokens.resize(id + 1);
+    if (!model.tokens[id].empty()) {
+      return FieldError(source, StrCat("model.vocab[\"", key, "\"]"), StrCat("reuses id ", id));
+    }
+    if (auto it = added.find(static_cast<TokenId>(id)); it != added.end()) {
+      model.tokens[id] = it->second;
+      continue;
+    }
+    absl::StatusOr<std::string> bytes = ByteLevelToBytes(key);
+    if (!bytes.ok() || bytes->empty()) {
+      return FieldError(source, StrCat("model.vocab[\"", key, "\"]"),
+                        "is not a byte-level token string");
+    }
+    model.tokens[id] = *std::move(bytes);
+  }
+  for (const auto& [id, content] : added) {
+    if (id >= model.tokens.size()) model.tokens.resize(id + 1);
+    model.tokens[id] = content;
+  }
+
+  StringMap<TokenId> index = model.TokenIndex();
+  simdjson::dom::array merges;
+  if (model_json["merges"].get(merges)) return FieldError(source, "model.merges", "is missing or not an array");
+  size_t rank = 0;
+  for (simdjson::dom::element merge : merges) {
+    std::string field = StrCat("model.merges[", rank, "]");
+    std::string_view left, right;
+    if (merge.is_string()) {
+      std::string_view text = merge.get_string().value_unsafe();
+      size_t space = text.find(' ');
+      if (space == std::string_view::npos) return FieldError(source, field, "is not \"left right\"");
+      left = text.substr(0, space);
+      right = text.substr(space + 1);
+    } else {
+      simdjson::dom::array pair;
+      if (merge.get(pair) || pair.size() != 2 || pair.at(0).get(left) || pair.at(1).get(right)) {
+        return FieldError(source, field, "is neither \"left right\" nor [left, right]");
+      }
+    }
+    absl::StatusOr<std::string> left_bytes = ByteLevelToBytes(left);
+    absl::StatusOr<std::string> right_bytes = ByteLevelToBytes(right);
+    if (!left_bytes.ok() || !right_bytes.ok()) return FieldError(source, field, "is not byte-level text");
+    auto l = index.find(*left_bytes), r = index.find(*right_bytes);
+    auto result = index.find(*left_bytes + *right_bytes);
+    if (l == index.end() || r == index.end()) {
+      return FieldError(source, field, StrCat("refers to a token not in the vocab ('", left, "' or '", right, "')"));
+    }
+    if (result == index.end()) {
+      return FieldError(source, field, StrCat("forms '", left, right, "', which is not in the vocab"));
+    }
+    model.merges.push_back({l->second, r->second, result->second});
+    ++rank;
+  }
+  absl::Status valid = model.Validate();
+  if (!valid.ok()) return absl::InvalidArgumentError(StrCat(source, ": ", valid.message()));
+  return model;
+}
+
+absl::Status SaveHfJson(const BpeModel& model, const std::string& path) {
+  return WriteFileAtomically(path, ToHfJson(model));
+}
+
+absl::StatusOr<BpeModel> LoadHfJson(const std::string& path) {
+  TM_ASSIGN_OR_RETURN(std::string json, ReadFile(path));
+  return FromHfJson(json, path);
+}
+
+}  // namespace tokenmill

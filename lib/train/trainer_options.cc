@@ -1,0 +1,25 @@
+#include "train/trainer_options.h"
+
+#include "absl/container/flat_hash_set.h"
+#include "common/strings.h"
+
+namespace tokenmill {
+
+absl::Status TrainerOptions::Validate() const {
+  if (threads < 0) return absl::InvalidArgumentError("--threads must be 0 (all cores) or more");
+  StringSet seen;
+  for (const std::string& s : special_tokens) {
+    if (s.empty()) return absl::InvalidArgumentError("--special-token must not be empty");
+    if (!seen.insert(s).second) {
+      return absl::InvalidArgumentError(StrCat("--special-token '", s, "' is given twice"));
+    }
+  }
+  if (!hf_compat && vocab_size < 256 + special_tokens.size()) {
+    return absl::InvalidArgumentError(StrCat(
+        "--vocab-size ", vocab_size, " is smaller than the 256 byte tokens plus ",
+        special_tokens.size(), " special tokens"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tokenmill

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what tokenmill needs to build, test and benchmark on Debian 12, as root.
+# Idempotent: when every package is already present it only checks (well under a second).
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config git zstd
+  libtbb-dev libabsl-dev libhyperscan-dev libzstd-dev zlib1g-dev libsimdjson-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libpcre2-dev
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}" >&2
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then
+  SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done" >&2

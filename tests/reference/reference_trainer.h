@@ -1,0 +1,33 @@
+// The slow reference BPE trainer: the textbook algorithm, for tests only ("should never be used
+// in production"). Every step recounts all pairs from scratch over words held as lists of byte
+// strings, merges the most frequent pair everywhere, and repeats. It implements the contract
+// written in lib/train/bpe_trainer.h independently of the product trainer's data structures,
+// and is the oracle every faster trainer is compared against.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tokenmill::testing {
+
+struct ReferenceOptions {
+  size_t vocab_size = 0;           // alphabet + merges + specials
+  uint64_t min_frequency = 0;
+  size_t max_token_length = 0;     // 0: no limit
+  size_t num_special_tokens = 0;   // they only take up ids
+  bool hf_compat = false;          // HF alphabet (bytes that occur) and (left id, right id) ties
+};
+
+struct ReferenceMerge {
+  std::string left, right;
+  uint64_t count = 0;
+  bool operator==(const ReferenceMerge&) const = default;
+};
+
+// `words`: (word bytes, count) pairs; duplicates are summed.
+std::vector<ReferenceMerge> ReferenceTrain(
+    const std::vector<std::pair<std::string, uint64_t>>& words, const ReferenceOptions& options);
+
+}  // namespace tokenmill::testing

@@ -1,0 +1,50 @@
+// tokenmill: the command-line front end. Dispatches to one command per file (cmd_*.cc).
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+#include "commands.h"
+
+namespace {
+
+struct CommandEntry {
+  std::string_view name;
+  std::string_view summary;
+  int (*run)(int argc, char** argv);
+};
+
+constexpr CommandEntry kCommands[] = {
+    {"train", "train a byte-level BPE tokenizer on text files", tokenmill::cli::RunTrain},
+    {"encode", "turn text into token ids, one output line per input line", tokenmill::cli::RunEncode},
+    {"decode", "turn token ids back into the exact text", tokenmill::cli::RunDecode},
+};
+
+void PrintUsage(FILE* out) {
+  std::fprintf(out,
+               "tokenmill: fast, exact byte-level BPE tokenizer training and encoding.\n\n"
+               "Usage: tokenmill <command> [flags] [arguments]\n\nCommands:\n");
+  for (const CommandEntry& c : kCommands) {
+    std::fprintf(out, "  %-12.*s %.*s\n", static_cast<int>(c.name.size()), c.name.data(),
+                 static_cast<int>(c.summary.size()), c.summary.data());
+  }
+  std::fprintf(out, "\nRun 'tokenmill <command> --help' for the flags of a command.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    PrintUsage(stderr);
+    return tokenmill::cli::kExitUsage;
+  }
+  std::string_view command = argv[1];
+  if (command == "--help" || command == "-h" || command == "help") {
+    PrintUsage(stdout);
+    return tokenmill::cli::kExitOk;
+  }
+  for (const CommandEntry& c : kCommands) {
+    if (c.name == command) return c.run(argc, argv);
+  }
+  std::fprintf(stderr, "tokenmill: error: unknown command '%s' (see tokenmill --help)\n", argv[1]);
+  return tokenmill::cli::kExitUsage;
+}
