@@ -1,0 +1,134 @@
+// The tokenmill CLI end to end: train -> encode -> decode, and the errors a user can cause.
+// Each bad input must give one clear line on stderr, a non-zero exit, and no output file.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "reference/cli_runner.h"
+
+namespace tokenmill {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::RunCli;
+using testing::TempDir;
+
+std::string SampleText(size_t bytes) {
+  std::ifstream in(std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/sample.txt", std::ios::binary);
+  std::string text(bytes, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(bytes));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return text.substr(0, text.rfind('\n') + 1);
+}
+
+size_t Lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+TEST(Cli, TrainEncodeDecodeRoundTripsAFile) {
+  TempDir dir;
+  std::string corpus = dir.Write("corpus.txt", SampleText(60000));
+  std::string tokenizer = dir.File("tokenizer.json");
+  auto train = RunCli({"train", "--vocab-size", "400", "--special-token", "<|endoftext|>",
+                       "--output", tokenizer, corpus});
+  ASSERT_EQ(train.exit_code, 0) << train.err;
+  ASSERT_TRUE(std::filesystem::exists(tokenizer));
+  EXPECT_THAT(train.err, HasSubstr("vocab size 400"));
+
+  std::string text = SampleText(60000) + "no newline at the end <|endoftext|> \xff\xfe";
+  auto encoded = RunCli({"encode", "--tokenizer", tokenizer}, text);
+  ASSERT_EQ(encoded.exit_code, 0) << encoded.err;
+  EXPECT_EQ(Lines(encoded.out), Lines(text) + 1);  // one line of ids per input line
+  auto decoded = RunCli({"decode", "--tokenizer", tokenizer}, encoded.out);
+  ASSERT_EQ(decoded.exit_code, 0) << decoded.err;
+  EXPECT_EQ(decoded.out, text);
+
+  auto whole = RunCli({"encode", "--tokenizer", tokenizer, "--whole"}, text);
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_EQ(Lines(whole.out), 1u);
+  EXPECT_EQ(RunCli({"decode", "--tokenizer", tokenizer}, whole.out).out, text);
+}
+
+TEST(Cli, HelpExplainsEveryCommandAndFlagWithDefaults) {
+  auto top = RunCli({"--help"});
+  EXPECT_EQ(top.exit_code, 0);
+  for (const char* command : {"train", "encode", "decode"}) {
+    EXPECT_THAT(top.out, HasSubstr(command));
+    auto help = RunCli({command, "--help"});
+    EXPECT_EQ(help.exit_code, 0) << command;
+    EXPECT_THAT(help.out, HasSubstr("Usage: tokenmill " + std::string(command)));
+    EXPECT_THAT(help.out, HasSubstr("[default: "));
+  }
+  EXPECT_THAT(RunCli({"train", "--help"}).out, HasSubstr("--vocab-size=N"));
+}
+
+// Runs a train command expected to fail: one line on stderr naming `expected`, non-zero exit,
+// no output file.
+void ExpectTrainFails(const TempDir& dir, std::vector<std::string> args,
+                      const std::string& expected) {
+  std::string output = dir.File("out.json");
+  std::vector<std::string> full = {"train", "--output", output};
+  full.insert(full.end(), args.begin(), args.end());
+  auto result = RunCli(full);
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_EQ(Lines(result.err), 1u) << result.err;
+  EXPECT_THAT(result.err, HasSubstr("tokenmill train: error: "));
+  EXPECT_THAT(result.err, HasSubstr(expected));
+  EXPECT_FALSE(std::filesystem::exists(output)) << "a failed run left " << output;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    EXPECT_THAT(entry.path().filename().string(), ::testing::Not(HasSubstr(".tmp")));
+  }
+}
+
+TEST(Cli, TrainRejectsBadInputWithOneClearLine) {
+  TempDir dir;
+  std::string corpus = dir.Write("corpus.txt", "hello world\n");
+  ExpectTrainFails(dir, {"--vocab-size", "300", dir.File("missing.txt")}, "missing.txt");
+  ExpectTrainFails(dir, {"--vocab-size", "300", dir.path()}, "is a directory");
+  ExpectTrainFails(dir, {"--vocab-size", "100", corpus}, "--vocab-size 100");
+  ExpectTrainFails(dir, {"--vocab-size", "lots", corpus}, "--vocab-size");
+  ExpectTrainFails(dir, {"--vocab-size", "-5", corpus}, "--vocab-size");
+  ExpectTrainFails(dir, {"--vocab-size", "300", "--bogus", corpus}, "--bogus");
+  ExpectTrainFails(dir, {"--vocab-size", "300", dir.Write("empty.txt", "")}, "empty");
+  ExpectTrainFails(dir, {"--vocab-size", "300"}, "no input");
+}
+
+TEST(Cli, TrainRejectsAnUnreadableFile) {
+  TempDir dir;
+  ASSERT_EQ(chmod(dir.path().c_str(), 0777), 0);
+  std::string corpus = dir.Write("secret.txt", "hello world\n");
+  ASSERT_EQ(chmod(corpus.c_str(), 0), 0);
+  std::string output = dir.File("out.json");
+  std::vector<std::string> args = {"train", "--vocab-size", "300", "--output", output, corpus};
+  testing::CliResult result;
+  if (geteuid() == 0) {
+    // root reads every file; drop to 'nobody' so the permission check is real.
+    if (!std::filesystem::exists("/usr/bin/setpriv")) GTEST_SKIP() << "setpriv missing";
+    std::vector<std::string> full = {"--reuid=65534", "--regid=65534", "--clear-groups",
+                                     TOKENMILL_CLI_PATH};
+    full.insert(full.end(), args.begin(), args.end());
+    result = testing::RunProgram("/usr/bin/setpriv", full);
+  } else {
+    result = RunCli(args);
+  }
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_EQ(Lines(result.err), 1u) << result.err;
+  EXPECT_THAT(result.err, HasSubstr("secret.txt"));
+  EXPECT_FALSE(std::filesystem::exists(output));
+}
+
+TEST(Cli, UnknownCommandAndMissingTokenizerAreUsageErrors) {
+  auto unknown = RunCli({"frobnicate"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("unknown command 'frobnicate'"));
+  auto no_tokenizer = RunCli({"encode"}, "text\n");
+  EXPECT_NE(no_tokenizer.exit_code, 0);
+  EXPECT_EQ(Lines(no_tokenizer.err), 1u) << no_tokenizer.err;
+  EXPECT_THAT(no_tokenizer.err, HasSubstr("--tokenizer"));
+}
+
+}  // namespace
+}  // namespace tokenmill

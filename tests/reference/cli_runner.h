@@ -1,0 +1,39 @@
+// Runs the built tokenmill binary (TOKENMILL_CLI_PATH) in tests, capturing its exit code,
+// stdout and stderr. Test-only.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tokenmill::testing {
+
+struct CliResult {
+  int exit_code = -1;  // the process's exit status, or 128 + signal number
+  std::string out;     // stdout
+  std::string err;     // stderr
+};
+
+// Runs `binary args...` with `input` on stdin, without a shell (arguments are passed as is).
+CliResult RunProgram(const std::string& binary, const std::vector<std::string>& args,
+                     const std::string& input = "");
+
+// Runs the tokenmill CLI.
+CliResult RunCli(const std::vector<std::string>& args, const std::string& input = "");
+
+// A fresh empty folder under the system temp folder, removed by the destructor.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+  // Writes `contents` to File(name) and returns its path.
+  std::string Write(const std::string& name, const std::string& contents) const;
+
+ private:
+  std::string path_;
+};
+
+}  // namespace tokenmill::testing
