@@ -75,7 +75,43 @@ absl::Status CheckWritableOutput(const std::string& path) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// Writes into an existing non-regular file (a device such as /dev/stdout or /dev/full, a FIFO):
+// there is nothing to replace atomically, and renaming over it would destroy it.
+absl::Status WriteInPlace(const std::string& path, std::string_view contents) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("cannot open", path, errno);
+  size_t written = 0;
+  while (written < contents.size()) {
+    ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      return ErrnoError("cannot write", path, err);
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
+    int err = errno;
+    ::close(fd);
+    return ErrnoError("cannot flush", path, err);
+  }
+  if (::close(fd) != 0) return ErrnoError("cannot close", path, errno);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status WriteFileAtomically(const std::string& path, std::string_view contents) {
+  struct stat existing;
+  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+    if (S_ISDIR(existing.st_mode)) {
+      return absl::InvalidArgumentError(StrCat("output '", path, "' is a directory; give a file name"));
+    }
+    return WriteInPlace(path, contents);
+  }
   std::string dir = ParentDir(path);
   std::string tmp_template = path + ".tmp.XXXXXX";
   int fd = ::mkstemp(tmp_template.data());

@@ -22,7 +22,8 @@ absl::Status CheckWritableOutput(const std::string& path);
 
 // Writes `contents` to `path` atomically: a temporary file in the same folder is written,
 // fsynced and renamed over `path`, then the folder is fsynced. On any failure the temporary
-// file is removed and an existing file at `path` is left as it was.
+// file is removed and an existing file at `path` is left as it was. An existing path that is
+// not a regular file (a device such as /dev/stdout or /dev/full, a FIFO) is written in place.
 absl::Status WriteFileAtomically(const std::string& path, std::string_view contents);
 
 }  // namespace tokenmill

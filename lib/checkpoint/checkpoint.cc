@@ -1,0 +1,327 @@
+#include "checkpoint/checkpoint.h"
+
+#include <sys/stat.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <ctime>
+#include <new>
+
+#include "absl/strings/str_format.h"
+#include "common/binary_io.h"
+#include "common/file_util.h"
+#include "common/status_macros.h"
+#include "common/strings.h"
+
+namespace tokenmill {
+namespace {
+
+constexpr std::string_view kMagic = "TMCKPT\r\n";
+
+uint32_t Crc32(std::string_view data) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  while (!data.empty()) {
+    uInt chunk = static_cast<uInt>(std::min<size_t>(data.size(), 1u << 30));
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(data.data()), chunk);
+    data.remove_prefix(chunk);
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+uint64_t Fnv1a64(std::string_view data) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char c : data) {
+    hash ^= c;
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+absl::StatusOr<std::string> Compress(std::string_view data, int threads) {
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+  if (threads > 1) ZSTD_CCtx_setParameter(cctx, ZSTD_c_nbWorkers, threads);
+  std::string out(ZSTD_compressBound(data.size()), '\0');
+  size_t n = ZSTD_compress2(cctx, out.data(), out.size(), data.data(), data.size());
+  ZSTD_freeCCtx(cctx);
+  if (ZSTD_isError(n)) return absl::InternalError(StrCat("zstd: ", ZSTD_getErrorName(n)));
+  out.resize(n);
+  return out;
+}
+
+std::string SerializeWords(const WordCounts& words) {
+  std::string out;
+  BinaryWriter w(&out);
+  auto sorted = words.Sorted();
+  w.Varint(sorted.size());
+  for (const auto& [word, count] : sorted) {
+    w.Bytes(word);
+    w.Varint(count);
+  }
+  return out;
+}
+
+std::string SerializeMerges(const std::vector<std::pair<std::string, std::string>>& merges) {
+  std::string out;
+  BinaryWriter w(&out);
+  w.Varint(merges.size());
+  for (const auto& [left, right] : merges) {
+    w.Bytes(left);
+    w.Bytes(right);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string SettingValue(const Checkpoint& checkpoint, std::string_view name) {
+  for (const auto& [key, value] : checkpoint.settings) {
+    if (key == name) return value;
+  }
+  return "";
+}
+
+bool LooksLikeCheckpoint(std::string_view data) { return data.starts_with(kMagic); }
+
+absl::StatusOr<std::string> CheckpointWriter::Serialize(const Checkpoint& checkpoint) {
+  if (cached_words_ != &checkpoint.words || cached_total_ != checkpoint.words.total_words() ||
+      cached_unique_ != checkpoint.words.unique_words()) {
+    std::string words = SerializeWords(checkpoint.words);
+    cached_hash_ = Fnv1a64(words);
+    TM_ASSIGN_OR_RETURN(cached_words_frame_, Compress(words, threads_));
+    cached_words_ = &checkpoint.words;
+    cached_total_ = checkpoint.words.total_words();
+    cached_unique_ = checkpoint.words.unique_words();
+  }
+  TM_ASSIGN_OR_RETURN(std::string merges_frame,
+                      Compress(SerializeMerges(checkpoint.merges), 0));
+
+  std::string header;
+  BinaryWriter h(&header);
+  h.Varint(checkpoint.settings.size());
+  for (const auto& [key, value] : checkpoint.settings) {
+    h.Bytes(key);
+    h.Bytes(value);
+  }
+  h.Varint(checkpoint.corpus_files.size());
+  for (const CorpusFileStamp& f : checkpoint.corpus_files) {
+    h.Bytes(f.path);
+    h.Varint(f.size);
+    h.Fixed64(static_cast<uint64_t>(f.mtime_ns));
+  }
+  h.Varint(checkpoint.documents);
+  h.Varint(checkpoint.corpus_bytes);
+  h.Varint(checkpoint.words.unique_words());
+  h.Varint(checkpoint.words.total_words());
+  h.Fixed64(cached_hash_);
+  h.Varint(checkpoint.merges.size());
+  h.Varint(checkpoint.finished ? 1 : 0);
+  h.Fixed64(static_cast<uint64_t>(checkpoint.created_unix_seconds != 0
+                                      ? checkpoint.created_unix_seconds
+                                      : static_cast<int64_t>(std::time(nullptr))));
+  h.Varint(cached_words_frame_.size());
+  h.Varint(merges_frame.size());
+
+  std::string out;
+  out.reserve(header.size() + cached_words_frame_.size() + merges_frame.size() + 32);
+  BinaryWriter w(&out);
+  w.Raw(kMagic);
+  w.Fixed32(kCheckpointFormatVersion);
+  w.Fixed32(static_cast<uint32_t>(header.size()));
+  w.Raw(header);
+  w.Fixed32(Crc32(out));
+  size_t body_start = out.size();
+  w.Raw(cached_words_frame_);
+  w.Raw(merges_frame);
+  w.Fixed32(Crc32(std::string_view(out).substr(body_start)));
+  return out;
+}
+
+absl::Status CheckpointWriter::Write(const Checkpoint& checkpoint, const std::string& path) {
+  TM_ASSIGN_OR_RETURN(std::string data, Serialize(checkpoint));
+  absl::Status status = WriteFileAtomically(path, data);
+  if (!status.ok()) {
+    return absl::Status(status.code(), StrCat("checkpoint not written (the previous one, if any, is intact): ",
+                                              Message(status)));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+absl::Status Corrupt(std::string_view source, std::string_view what) {
+  return absl::DataLossError(StrCat(source, ": not a valid tokenmill checkpoint: ", what));
+}
+
+absl::StatusOr<std::string> Decompress(std::string_view frame, std::string_view source,
+                                       std::string_view what) {
+  unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
+  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN) {
+    return Corrupt(source, StrCat("the ", what, " frame is damaged"));
+  }
+  if (size > frame.size() * 4096ull + (64ull << 20)) {
+    return Corrupt(source, StrCat("the ", what, " frame claims an implausible size"));
+  }
+  std::string out;
+  try {
+    out.resize(static_cast<size_t>(size));
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(StrCat(source, ": not enough memory for the ", what));
+  }
+  size_t n = ZSTD_decompress(out.data(), out.size(), frame.data(), frame.size());
+  if (ZSTD_isError(n) || n != size) {
+    return Corrupt(source, StrCat("the ", what, " frame is damaged (", ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size", ")"));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_view source) {
+  if (!data.starts_with(kMagic)) {
+    if (data.starts_with("\x28\xb5\x2f\xfd")) {
+      return Corrupt(source, "it is a plain zstd file, not a checkpoint");
+    }
+    return Corrupt(source, "wrong magic bytes (is this a counts file or a tokenizer? checkpoints are written by tokenmill train)");
+  }
+  Checkpoint checkpoint;
+  checkpoint.file_size = data.size();
+  BinaryReader r(data);
+  std::string_view raw;
+  uint32_t version = 0, header_size = 0, header_crc = 0;
+  r.Raw(kMagic.size(), &raw);
+  if (!r.Fixed32(&version)) return Corrupt(source, "truncated before the format version");
+  if (version > kCheckpointFormatVersion) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s: checkpoint format version %d is newer than this tokenmill reads (%d); use a newer tokenmill",
+        source, version, kCheckpointFormatVersion));
+  }
+  if (version == 0) return Corrupt(source, "format version 0");
+  checkpoint.format_version = version;
+  std::string_view header;
+  if (!r.Fixed32(&header_size) || !r.Raw(header_size, &header)) {
+    return Corrupt(source, "truncated inside the header");
+  }
+  size_t header_end = r.offset();
+  if (!r.Fixed32(&header_crc)) return Corrupt(source, "truncated before the header checksum");
+  if (Crc32(data.substr(0, header_end)) != header_crc) {
+    return Corrupt(source, "the header checksum does not match (the file is damaged)");
+  }
+
+  BinaryReader h(header);
+  auto bad_header = [&] { return Corrupt(source, "malformed header"); };
+  uint64_t n = 0;
+  if (!h.Varint(&n) || n > header.size()) return bad_header();
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string_view key, value;
+    if (!h.Bytes(&key) || !h.Bytes(&value)) return bad_header();
+    checkpoint.settings.emplace_back(key, value);
+  }
+  if (!h.Varint(&n) || n > header.size()) return bad_header();
+  for (uint64_t i = 0; i < n; ++i) {
+    CorpusFileStamp f;
+    std::string_view path;
+    uint64_t mtime;
+    if (!h.Bytes(&path) || !h.Varint(&f.size) || !h.Fixed64(&mtime)) return bad_header();
+    f.path = std::string(path);
+    f.mtime_ns = static_cast<int64_t>(mtime);
+    checkpoint.corpus_files.push_back(std::move(f));
+  }
+  uint64_t unique_words, total_words, merge_count, finished, created, words_frame_size,
+      merges_frame_size;
+  if (!h.Varint(&checkpoint.documents) || !h.Varint(&checkpoint.corpus_bytes) ||
+      !h.Varint(&unique_words) || !h.Varint(&total_words) ||
+      !h.Fixed64(&checkpoint.word_table_hash) || !h.Varint(&merge_count) ||
+      !h.Varint(&finished) || !h.Fixed64(&created) || !h.Varint(&words_frame_size) ||
+      !h.Varint(&merges_frame_size) || !h.done()) {
+    return bad_header();
+  }
+  checkpoint.finished = finished != 0;
+  checkpoint.created_unix_seconds = static_cast<int64_t>(created);
+
+  size_t body_start = r.offset();
+  std::string_view words_frame, merges_frame;
+  uint32_t body_crc;
+  if (!r.Raw(words_frame_size, &words_frame) || !r.Raw(merges_frame_size, &merges_frame) ||
+      !r.Fixed32(&body_crc)) {
+    return Corrupt(source, absl::StrFormat("truncated: %d bytes, the header promises more", data.size()));
+  }
+  if (!r.done()) return Corrupt(source, "unexpected bytes after the end");
+  if (Crc32(data.substr(body_start, words_frame_size + merges_frame_size)) != body_crc) {
+    return Corrupt(source, "the body checksum does not match (the file is damaged)");
+  }
+
+  TM_ASSIGN_OR_RETURN(std::string words, Decompress(words_frame, source, "word table"));
+  if (Fnv1a64(words) != checkpoint.word_table_hash) {
+    return Corrupt(source, "the word table does not match its hash");
+  }
+  BinaryReader wr(words);
+  if (!wr.Varint(&n) || n != unique_words) return Corrupt(source, "the word table is malformed");
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string_view word;
+    uint64_t count;
+    if (!wr.Bytes(&word) || !wr.Varint(&count)) return Corrupt(source, "the word table is malformed");
+    checkpoint.words.Add(word, count);
+  }
+  if (!wr.done() || checkpoint.words.total_words() != total_words ||
+      checkpoint.words.unique_words() != unique_words) {
+    return Corrupt(source, "the word table is malformed");
+  }
+
+  TM_ASSIGN_OR_RETURN(std::string merges, Decompress(merges_frame, source, "merges"));
+  BinaryReader mr(merges);
+  if (!mr.Varint(&n) || n != merge_count) return Corrupt(source, "the merge list is malformed");
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string_view left, right;
+    if (!mr.Bytes(&left) || !mr.Bytes(&right) || left.empty() || right.empty()) {
+      return Corrupt(source, "the merge list is malformed");
+    }
+    checkpoint.merges.emplace_back(left, right);
+  }
+  if (!mr.done()) return Corrupt(source, "the merge list is malformed");
+  return checkpoint;
+}
+
+absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path) {
+  TM_ASSIGN_OR_RETURN(std::string data, ReadFile(path));
+  return ParseCheckpoint(data, path);
+}
+
+absl::StatusOr<std::vector<CorpusFileStamp>> StampFiles(const std::vector<std::string>& paths) {
+  std::vector<CorpusFileStamp> stamps;
+  for (const std::string& path : paths) {
+    CorpusFileStamp stamp;
+    stamp.path = path;
+    if (path != "-") {
+      struct stat st;
+      if (::stat(path.c_str(), &st) != 0) {
+        return absl::NotFoundError(StrCat("cannot stat corpus file '", path, "'"));
+      }
+      stamp.size = static_cast<uint64_t>(st.st_size);
+      stamp.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    }
+    stamps.push_back(std::move(stamp));
+  }
+  return stamps;
+}
+
+std::string DescribeCheckpoint(const Checkpoint& c) {
+  std::string out = absl::StrFormat("tokenmill checkpoint, format version %d, %d bytes\n",
+                                    c.format_version, c.file_size);
+  std::string target = SettingValue(c, "vocab-size");
+  absl::StrAppendFormat(&out, "merges done: %d of a target vocabulary of %s%s\n", c.merges.size(),
+                        target.empty() ? "?" : target, c.finished ? " (training had finished)" : "");
+  out += "configuration:\n";
+  for (const auto& [key, value] : c.settings) absl::StrAppendFormat(&out, "  --%s=%s\n", key, value);
+  absl::StrAppendFormat(&out, "corpus: %d documents, %d bytes, %d words, %d unique words, table hash %016x\n",
+                        c.documents, c.corpus_bytes, c.words.total_words(), c.words.unique_words(),
+                        c.word_table_hash);
+  for (const CorpusFileStamp& f : c.corpus_files) {
+    absl::StrAppendFormat(&out, "  %s (%d bytes, modified %d.%09d)\n", f.path, f.size,
+                          f.mtime_ns / 1000000000, f.mtime_ns % 1000000000);
+  }
+  return out;
+}
+
+}  // namespace tokenmill

@@ -1,0 +1,94 @@
+// Checkpoints: everything an interrupted `tokenmill train` needs to continue to the identical
+// result without re-reading the corpus.
+//
+// File layout (all integers little-endian):
+//   "TMCKPT\r\n"                      8 magic bytes
+//   fixed32 format version            (kCheckpointFormatVersion)
+//   fixed32 header size, header bytes (settings, corpus fingerprint, counters, frame sizes)
+//   fixed32 CRC-32 of everything above
+//   words frame                       zstd (with its content checksum): the word-count table
+//   merges frame                      zstd (with its content checksum): the merges so far
+//   fixed32 CRC-32 of both frames
+// Nothing may follow. Readers check magic, version, both CRCs, the frames' checksums, every
+// length, and the word table's hash, and fail with a message that names the file and what is
+// wrong: a damaged or foreign file is never read as a checkpoint.
+//
+// Writing is atomic (temporary file in the same folder, fsync, rename, fsync of the folder):
+// the previous checkpoint at the same path stays valid until the new one is complete.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "count/word_counts.h"
+
+namespace tokenmill {
+
+inline constexpr uint32_t kCheckpointFormatVersion = 1;
+
+// One corpus file as it was when counted.
+struct CorpusFileStamp {
+  std::string path;
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  bool operator==(const CorpusFileStamp&) const = default;
+};
+
+struct Checkpoint {
+  // The train command's effective settings as (flag name, value) pairs, in flag order.
+  std::vector<std::pair<std::string, std::string>> settings;
+  std::vector<CorpusFileStamp> corpus_files;
+  uint64_t documents = 0;
+  uint64_t corpus_bytes = 0;
+  WordCounts words;
+  std::vector<std::pair<std::string, std::string>> merges;  // (left bytes, right bytes) in order
+  bool finished = false;  // training had stopped by itself (target reached or no pairs left)
+  int64_t created_unix_seconds = 0;
+
+  // Filled in by ReadCheckpoint.
+  uint64_t word_table_hash = 0;
+  uint32_t format_version = kCheckpointFormatVersion;
+  uint64_t file_size = 0;
+};
+
+// The value of setting `name`, or "" when absent. For repeated settings, the first.
+std::string SettingValue(const Checkpoint& checkpoint, std::string_view name);
+
+// Serialises checkpoints. The word table rarely changes between checkpoints of one run, so the
+// writer compresses it once and reuses the frame until Reset() (or a different table) is given.
+class CheckpointWriter {
+ public:
+  // `threads`: zstd worker threads for compression (0: one).
+  explicit CheckpointWriter(int threads = 0) : threads_(threads) {}
+
+  // Builds the file contents.
+  absl::StatusOr<std::string> Serialize(const Checkpoint& checkpoint);
+  // Serialize + atomic write to `path`.
+  absl::Status Write(const Checkpoint& checkpoint, const std::string& path);
+
+ private:
+  int threads_;
+  const WordCounts* cached_words_ = nullptr;
+  uint64_t cached_total_ = 0, cached_unique_ = 0;
+  std::string cached_words_frame_;
+  uint64_t cached_hash_ = 0;
+};
+
+// Parses checkpoint bytes; `source` names them in error messages.
+absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_view source);
+absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path);
+
+// True when `data` starts with the checkpoint magic bytes.
+bool LooksLikeCheckpoint(std::string_view data);
+
+// Stamps (size, modification time) of the given files, for the corpus fingerprint.
+absl::StatusOr<std::vector<CorpusFileStamp>> StampFiles(const std::vector<std::string>& paths);
+
+// Human-readable summary for `tokenmill inspect`: settings, merges done of target, corpus
+// fingerprint, sizes.
+std::string DescribeCheckpoint(const Checkpoint& checkpoint);
+
+}  // namespace tokenmill

@@ -1,0 +1,45 @@
+// Little binary encoding helpers for tokenmill's own files (counts, checkpoints):
+// LEB128 varints, length-prefixed byte strings, fixed 32/64-bit little-endian integers.
+//
+// BinaryReader never reads past its buffer: each Read* returns false on truncated or malformed
+// input and leaves the reader failed; callers turn that into a Status naming the file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace tokenmill {
+
+class BinaryWriter {
+ public:
+  explicit BinaryWriter(std::string* out) : out_(out) {}
+  void Varint(uint64_t value);
+  void Bytes(std::string_view bytes);  // varint length, then the bytes
+  void Fixed32(uint32_t value);
+  void Fixed64(uint64_t value);
+  void Raw(std::string_view bytes) { out_->append(bytes); }
+
+ private:
+  std::string* out_;
+};
+
+class BinaryReader {
+ public:
+  explicit BinaryReader(std::string_view data) : data_(data) {}
+  bool Varint(uint64_t* value);
+  bool Bytes(std::string_view* bytes);
+  bool Fixed32(uint32_t* value);
+  bool Fixed64(uint64_t* value);
+  bool Raw(size_t size, std::string_view* bytes);
+
+  size_t offset() const { return offset_; }
+  size_t remaining() const { return data_.size() - offset_; }
+  bool done() const { return offset_ == data_.size(); }
+
+ private:
+  std::string_view data_;
+  size_t offset_ = 0;
+};
+
+}  // namespace tokenmill
