@@ -20,15 +20,18 @@ void FlagSet::Add(Flag flag) { flags_.push_back(std::move(flag)); }
 
 void FlagSet::AddString(std::string name, std::string* target, std::string help) {
   Add({name, "TEXT", target->empty() ? "none" : Quote(*target), std::move(help),
-       [target](std::string_view v) { *target = std::string(v); return absl::OkStatus(); }});
+       [target](std::string_view v) { *target = std::string(v); return absl::OkStatus(); },
+       [target] { return std::vector<std::string>{*target}; }});
 }
 
 void FlagSet::AddStrings(std::string name, std::vector<std::string>* target, std::string help) {
   Add({name, "TEXT", target->empty() ? "none" : absl::StrJoin(*target, ","),
-       std::move(help) + " (repeatable)", [target](std::string_view v) {
+       std::move(help) + " (repeatable)",
+       [target](std::string_view v) {
          target->emplace_back(v);
          return absl::OkStatus();
-       }});
+       },
+       [target] { return *target; }});
 }
 
 void FlagSet::AddChoice(std::string name, std::string* target, std::vector<std::string> choices,
@@ -44,7 +47,13 @@ void FlagSet::AddChoice(std::string name, std::string* target, std::vector<std::
          }
          return absl::InvalidArgumentError(StrCat("--", name, " must be one of ",
                                                         absl::StrJoin(choices, ", "), ", not '", v, "'"));
-       }});
+       },
+       [target] { return std::vector<std::string>{*target}; }});
+}
+
+template <typename T>
+static std::function<std::vector<std::string>()> ValueGetter(const T* target) {
+  return [target] { return std::vector<std::string>{StrCat(*target)}; };
 }
 
 template <typename T>
@@ -62,16 +71,17 @@ static std::function<absl::Status(std::string_view)> NumberSetter(std::string na
 
 void FlagSet::AddSize(std::string name, size_t* target, std::string help) {
   Add({name, "N", StrCat(*target), std::move(help),
-       NumberSetter(name, target, "a non-negative whole number")});
+       NumberSetter(name, target, "a non-negative whole number"), ValueGetter(target)});
 }
 
 void FlagSet::AddUint64(std::string name, uint64_t* target, std::string help) {
   Add({name, "N", StrCat(*target), std::move(help),
-       NumberSetter(name, target, "a non-negative whole number")});
+       NumberSetter(name, target, "a non-negative whole number"), ValueGetter(target)});
 }
 
 void FlagSet::AddInt(std::string name, int* target, std::string help) {
-  Add({name, "N", StrCat(*target), std::move(help), NumberSetter(name, target, "a whole number")});
+  Add({name, "N", StrCat(*target), std::move(help), NumberSetter(name, target, "a whole number"),
+       ValueGetter(target)});
 }
 
 void FlagSet::AddDouble(std::string name, double* target, std::string help) {
@@ -81,7 +91,8 @@ void FlagSet::AddDouble(std::string name, double* target, std::string help) {
            return absl::InvalidArgumentError(StrCat("--", name, " needs a number, not '", v, "'"));
          }
          return absl::OkStatus();
-       }});
+       },
+       ValueGetter(target)});
 }
 
 void FlagSet::AddBool(std::string name, bool* target, std::string help) {
@@ -96,9 +107,29 @@ void FlagSet::AddBool(std::string name, bool* target, std::string help) {
                     StrCat("--", name, " takes true or false, not '", v, "'"));
               }
               return absl::OkStatus();
-            }};
+            },
+            ValueGetter(target)};
   flag.is_bool = true;
   Add(std::move(flag));
+}
+
+std::vector<std::pair<std::string, std::string>> FlagSet::CurrentValues() const {
+  std::vector<std::pair<std::string, std::string>> values;
+  for (const Flag& f : flags_) {
+    for (std::string& v : f.get()) values.emplace_back(f.name, std::move(v));
+  }
+  return values;
+}
+
+absl::Status FlagSet::Set(std::string_view name, std::string_view value) {
+  for (Flag& f : flags_) {
+    if (f.name == name) {
+      absl::Status status = f.set(value);
+      if (status.ok()) f.was_set = true;
+      return status;
+    }
+  }
+  return absl::InvalidArgumentError(StrCat("unknown flag '--", name, "'"));
 }
 
 bool FlagSet::WasSet(std::string_view name) const {

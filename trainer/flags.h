@@ -11,6 +11,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -36,6 +37,11 @@ class FlagSet {
   absl::StatusOr<std::vector<std::string>> Parse(int argc, char** argv, int first);
 
   bool help_requested() const { return help_requested_; }
+  // Every flag's current value as (name, text) pairs, in the order the flags were added; a
+  // repeatable flag gives one pair per value. Parse() of "--name=text" restores the values.
+  std::vector<std::pair<std::string, std::string>> CurrentValues() const;
+  // Sets one flag from text as the command line would ("--name=value"), marking it as set.
+  absl::Status Set(std::string_view name, std::string_view value);
   bool WasSet(std::string_view name) const;
   std::string Help() const;
 
@@ -46,6 +52,7 @@ class FlagSet {
     std::string default_text;
     std::string help;
     std::function<absl::Status(std::string_view)> set;
+    std::function<std::vector<std::string>()> get;
     bool is_bool = false;
     bool was_set = false;
   };
