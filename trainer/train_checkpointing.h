@@ -1,0 +1,105 @@
+// Checkpointing for `tokenmill train`: the flags, the interrupt handling, and the writer that
+// TrainControl::after_merge drives.
+//
+// Contract:
+//  - A checkpoint is written right after counting, every --checkpoint-every merges and/or
+//    --checkpoint-interval seconds, when training ends, and on SIGINT/SIGTERM: the current
+//    merge finishes, the checkpoint is written, and training stops (exit 130 / 143 follows).
+//    A second signal exits at once; the last complete checkpoint stays valid.
+//  - Resuming replays the checkpoint's merges over its word table (never re-reading the corpus)
+//    and continues to the output an uninterrupted run gives.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "checkpoint/checkpoint.h"
+#include "flags.h"
+#include "train/bpe_trainer.h"
+
+namespace tokenmill::cli {
+
+struct CheckpointCommandOptions {
+  // Where checkpoints go: "" means OUTPUT.ckpt beside the output; "none" turns them off.
+  std::string checkpoint;
+  // Also checkpoint every this many merges (0: only after counting, at the end and on signals).
+  uint64_t checkpoint_every = 0;
+  // Also checkpoint when this many seconds have passed since the last one (0: never).
+  double checkpoint_interval = 0;
+  // Continue from this checkpoint instead of reading a corpus.
+  std::string resume;
+  // Resume even if the corpus files changed since the checkpoint was written.
+  bool ignore_corpus_change = false;
+};
+
+void AddCheckpointFlags(FlagSet& flags, CheckpointCommandOptions* options);
+
+// The flags that never change the trained tokenizer, so they may differ on resume.
+bool IsHarmlessSetting(std::string_view flag_name);
+
+// The checkpoint path these options give for `output` ("" when checkpoints are off).
+std::string CheckpointPath(const CheckpointCommandOptions& options, const std::string& output);
+
+// Resuming. `register_flags` adds the train command's flags to a FlagSet bound to a fresh
+// options struct; it is called on fresh FlagSets to rebuild the checkpoint's settings.
+//
+// ResumeSettings checks the command line (argv[first..]) against the checkpoint: a flag given
+// there that changes the result (IsHarmlessSetting is false; --vocab-size excepted) must
+// have the checkpoint's value(s), else the error names the flag and both values. Positional
+// inputs are not allowed (the checkpoint holds the corpus). It then applies, on `flags` (bound
+// to the options the run will use): the checkpoint's settings, then the command line's harmless
+// flags and --vocab-size.
+absl::Status ResumeSettings(const Checkpoint& checkpoint, int argc, char** argv, int first,
+                            const std::function<void(FlagSet&)>& register_flags, FlagSet& flags);
+
+// Compares the corpus files' sizes and modification times with the checkpoint's fingerprint.
+// A change is an error naming the file, unless `ignore_change` (then a warning on stderr).
+absl::Status CheckCorpusUnchanged(const Checkpoint& checkpoint, bool ignore_change);
+
+// SIGINT/SIGTERM handling for the life of the object: the first signal is recorded (see
+// signal_number()); a second one ends the process at once with 128 + signal.
+class InterruptGuard {
+ public:
+  InterruptGuard();
+  ~InterruptGuard();
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+  // 0 until a signal arrives, then its number.
+  static int signal_number();
+};
+
+// Writes checkpoints for one training run. `base` holds the settings, corpus fingerprint and
+// word table (which must outlive this object); merges are recorded from the after_merge events.
+class TrainingCheckpointer {
+ public:
+  TrainingCheckpointer(std::string path, const CheckpointCommandOptions& options, Checkpoint base,
+                       int threads);
+
+  // Writes the checkpoint with the merges recorded so far.
+  absl::Status WriteNow(bool finished);
+
+  // For TrainControl::after_merge: records the merge, writes a checkpoint when one is due or a
+  // signal arrived, and returns false (stop) after a signal. A failed write is remembered in
+  // status() and stops training.
+  bool AfterMerge(const MergeEvent& event);
+
+  const absl::Status& status() const { return status_; }
+  const std::string& path() const { return path_; }
+  Checkpoint& base() { return base_; }
+
+ private:
+  std::string path_;
+  uint64_t every_;
+  double interval_;
+  Checkpoint base_;
+  CheckpointWriter writer_;
+  double last_write_seconds_;
+  absl::Status status_;
+};
+
+}  // namespace tokenmill::cli
