@@ -12,5 +12,6 @@ inline constexpr int kExitUsage = 2;
 int RunTrain(int argc, char** argv);
 int RunEncode(int argc, char** argv);
 int RunDecode(int argc, char** argv);
+int RunCount(int argc, char** argv);
 
 }  // namespace tokenmill::cli

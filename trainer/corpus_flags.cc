@@ -8,6 +8,29 @@ void AddCorpusFlags(FlagSet& flags, CountCorpusOptions* options) {
   flags.AddStrings("special-token", &options->special_tokens,
                    "a literal token that is never split or merged, e.g. <|endoftext|>");
   flags.AddInt("threads", &options->threads, "worker threads (0: all cores)");
+  flags.AddStrings("counts", &options->counts_files,
+                   "a word-count file from 'tokenmill count' to add to the corpus; word-count "
+                   "files given as inputs are recognised too");
+  flags.AddChoice("doc-mode", &options->doc_mode, {"line", "file"},
+                  "documents of text files: each line with its newline, or each file whole");
+  flags.AddString("text-field", &options->text_field,
+                  "JSON lines (.jsonl/.json, also .zst/.gz): the field holding the text, a "
+                  "top-level key or a /JSON/pointer");
+  flags.AddChoice("input-format", &options->input_format, {"auto", "text", "jsonl"},
+                  "how to read inputs: by extension (auto), all as text, or all as JSON lines");
+  flags.AddStrings("include", &options->include,
+                   "read only files in input folders whose name (or path below the folder, if "
+                   "the glob has a /) matches this glob, e.g. '*.txt'");
+  flags.AddStrings("exclude", &options->exclude, "skip files in input folders matching this glob");
+  flags.AddBool("skip-bad-records", &options->skip_bad_records,
+                "count and report malformed JSON records (or records without the text field) "
+                "instead of stopping");
+  flags.AddChoice("progress", &options->progress, {"auto", "bar", "json", "none"},
+                  "progress while counting, on stderr (auto: a bar on a terminal, else none)");
+  flags.AddSize("shard-bytes", &options->shard_bytes,
+                "uncompressed files are read in shards of about this many bytes");
+  flags.AddSize("batch-bytes", &options->batch_bytes,
+                "compressed inputs are handed to threads in batches of about this many bytes");
 }
 
 }  // namespace tokenmill::cli

@@ -1,5 +1,6 @@
 // The flags that say which corpus to read and how to pre-tokenize it, shared by every command
-// that reads a corpus (train, and later count). Bound to CountCorpusOptions.
+// that reads a corpus (train and count). Bound to CountCorpusOptions, whose fields hold the
+// defaults.
 #pragma once
 
 #include "count/count_corpus.h"

@@ -17,6 +17,7 @@ constexpr CommandEntry kCommands[] = {
     {"train", "train a byte-level BPE tokenizer on text files", tokenmill::cli::RunTrain},
     {"encode", "turn text into token ids, one output line per input line", tokenmill::cli::RunEncode},
     {"decode", "turn token ids back into the exact text", tokenmill::cli::RunDecode},
+    {"count", "count the words of a corpus into a word-count file for train --counts", tokenmill::cli::RunCount},
 };
 
 void PrintUsage(FILE* out) {

@@ -1,29 +1,385 @@
 #include "count/count_corpus.h"
 
-#include "common/file_util.h"
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <tuple>
+
+#include "absl/strings/str_join.h"
 #include "common/status_macros.h"
-#include "corpus/line_reader.h"
+#include "common/strings.h"
+#include "corpus/batch_reader.h"
+#include "corpus/input_files.h"
+#include "corpus/json_text.h"
+#include "corpus/text_stats.h"
+#include "count/count_progress.h"
 #include "count/count_text.h"
+#include "oneapi/tbb/enumerable_thread_specific.h"
+#include "oneapi/tbb/global_control.h"
+#include "oneapi/tbb/info.h"
+#include "oneapi/tbb/parallel_pipeline.h"
+#include "oneapi/tbb/task_arena.h"
+#include "pretokenize/pretokenizer.h"
+#include "pretokenize/special_tokens.h"
 
 namespace tokenmill {
+namespace {
+
+// The inputs split into corpus arguments and word-count files.
+struct SortedInputs {
+  std::vector<std::string> corpus;
+  std::vector<std::string> counts_files;
+};
+
+SortedInputs SortInputs(const CountCorpusOptions& options) {
+  SortedInputs sorted;
+  sorted.counts_files = options.counts_files;
+  for (const std::string& input : options.inputs) {
+    (IsCountsFile(input) ? sorted.counts_files : sorted.corpus).push_back(input);
+  }
+  return sorted;
+}
+
+// A problem found in one batch, located by (input, offset) so that the first one in input
+// order wins whatever the thread timing.
+struct Located {
+  size_t input = 0;
+  uint64_t offset = 0;
+  uint64_t line = 0;  // 0: not known yet
+  std::string detail;
+  absl::Status status;  // set for I/O and decompression errors (already located)
+  bool Before(const Located& other) const {
+    return std::tie(input, offset) < std::tie(other.input, other.offset);
+  }
+};
+
+struct ThreadState {
+  WordCounts words;
+  uint64_t documents = 0, bytes = 0, invalid_utf8 = 0, nul_bytes = 0, skipped = 0;
+  std::optional<Located> first_skipped;
+  std::unique_ptr<JsonTextExtractor> json;
+  Batch batch;
+};
+
+class CorpusCounter {
+ public:
+  CorpusCounter(const CountCorpusOptions& options, const PreTokenizer& pretokenizer,
+                const SpecialTokenMatcher* specials, BatchReader& reader)
+      : options_(options), pretokenizer_(pretokenizer), specials_(specials), reader_(reader) {}
+
+  // Runs the pipeline on `threads` threads and merges the result into `out`.
+  absl::Status Run(int threads, ProgressFormat progress_format, CorpusCounts& out);
+
+ private:
+  void ProcessTicket(const BatchReader::Ticket& ticket);
+  // Counts one batch; returns a located problem that stops the run (a bad record).
+  std::optional<Located> CountBatch(ThreadState& state, const Batch& batch);
+  void Report(Located problem);
+  absl::Status Describe(Located problem) const;
+
+  const CountCorpusOptions& options_;
+  const PreTokenizer& pretokenizer_;
+  const SpecialTokenMatcher* specials_;
+  BatchReader& reader_;
+  bool file_mode_ = false;
+  CountProgress* progress_ = nullptr;
+  tbb::enumerable_thread_specific<ThreadState> states_;
+  std::atomic<bool> failed_{false};
+  std::mutex error_mu_;
+  std::optional<Located> error_;
+};
+
+absl::Status CorpusCounter::Run(int threads, ProgressFormat progress_format, CorpusCounts& out) {
+  file_mode_ = options_.doc_mode == "file";
+  CountProgress progress(progress_format, reader_.total_disk_bytes());
+  progress_ = &progress;
+  tbb::task_arena arena(threads);
+  arena.execute([&] {
+    tbb::parallel_pipeline(
+        static_cast<size_t>(threads) * 2,
+        tbb::make_filter<void, BatchReader::Ticket>(
+            tbb::filter_mode::serial_in_order,
+            [&](tbb::flow_control& control) {
+              BatchReader::Ticket ticket;
+              if (failed_.load(std::memory_order_relaxed) || !reader_.NextTicket(&ticket)) {
+                control.stop();
+              }
+              return ticket;
+            }) &
+            tbb::make_filter<BatchReader::Ticket, void>(
+                tbb::filter_mode::parallel,
+                [&](const BatchReader::Ticket& ticket) { ProcessTicket(ticket); }));
+  });
+  if (error_.has_value()) return Describe(*error_);
+
+  // Merge the per-thread tables into the largest, partition by partition in parallel.
+  std::vector<ThreadState*> states;
+  for (ThreadState& s : states_) states.push_back(&s);
+  std::sort(states.begin(), states.end(), [](const ThreadState* a, const ThreadState* b) {
+    return a->words.unique_words() > b->words.unique_words();
+  });
+  std::optional<Located> first_skipped;
+  arena.execute([&] {
+    for (ThreadState* s : states) {
+      if (s == states.front()) {
+        out.words = std::move(s->words);
+      } else {
+        out.words.MergeFrom(std::move(s->words));
+      }
+      out.documents += s->documents;
+      out.bytes += s->bytes;
+      out.invalid_utf8 += s->invalid_utf8;
+      out.nul_bytes += s->nul_bytes;
+      out.skipped_records += s->skipped;
+      if (s->first_skipped && (!first_skipped || s->first_skipped->Before(*first_skipped))) {
+        first_skipped = s->first_skipped;
+      }
+    }
+  });
+  states_.clear();
+  if (first_skipped) out.first_skipped = Message(Describe(*first_skipped));
+  progress.Finish(out.words.unique_words());
+  return absl::OkStatus();
+}
+
+void CorpusCounter::ProcessTicket(const BatchReader::Ticket& ticket) {
+  if (failed_.load(std::memory_order_relaxed)) return;
+  ThreadState& state = states_.local();
+  Batch& batch = state.batch;
+  absl::Status status = reader_.Fill(ticket, &batch);
+  if (!status.ok()) {
+    Located problem;
+    problem.input = ticket.input;
+    problem.offset = ticket.start;
+    problem.status = status;
+    Report(std::move(problem));
+    return;
+  }
+  uint64_t documents_before = state.documents;
+  size_t unique_before = state.words.unique_words();
+  if (std::optional<Located> problem = CountBatch(state, batch)) {
+    Report(std::move(*problem));
+    return;
+  }
+  progress_->AddBatch(batch.disk_bytes, state.documents - documents_before,
+                      static_cast<int64_t>(state.words.unique_words() - unique_before));
+}
+
+std::optional<Located> CorpusCounter::CountBatch(ThreadState& state, const Batch& batch) {
+  std::string_view text = batch.text();
+  if (text.empty()) return std::nullopt;
+  auto count = [&](std::string_view document) {
+    CountDocument(document, pretokenizer_, specials_, state.words);
+  };
+  const InputFile& input = reader_.inputs()[batch.input];
+  if (input.format == RecordFormat::kJsonLines) {
+    if (state.json == nullptr) state.json = std::make_unique<JsonTextExtractor>(options_.text_field);
+    uint64_t line = batch.first_line;
+    for (size_t start = 0; start < text.size();) {
+      size_t newline = text.find('\n', start);
+      size_t end = newline == std::string_view::npos ? text.size() : newline + 1;
+      std::string_view record = text.substr(start, end - start);
+      std::string_view document;
+      JsonTextExtractor::Problem problem;
+      std::string detail;
+      if (!IsBlankLine(record)) {
+        if (state.json->Extract(record, &document, &problem, &detail)) {
+          ++state.documents;
+          state.bytes += document.size();
+          state.nul_bytes += CountNulBytes(document);
+          state.invalid_utf8 += CountInvalidUtf8(document);
+          count(document);
+        } else {
+          Located located{batch.input, batch.offset + start, line, std::move(detail), absl::OkStatus()};
+          if (!options_.skip_bad_records) return located;
+          ++state.skipped;
+          if (!state.first_skipped || located.Before(*state.first_skipped)) {
+            state.first_skipped = std::move(located);
+          }
+        }
+      }
+      if (line != 0) ++line;
+      start = end;
+    }
+    return std::nullopt;
+  }
+  state.bytes += text.size();
+  state.nul_bytes += CountNulBytes(text);
+  state.invalid_utf8 += CountInvalidUtf8(text);
+  if (file_mode_) {
+    // A batch of a file is a stretch between two cuts the pre-tokenizer would make anyway.
+    if (batch.offset == 0) ++state.documents;
+    count(text);
+    return std::nullopt;
+  }
+  for (size_t start = 0; start < text.size();) {
+    size_t newline = text.find('\n', start);
+    size_t end = newline == std::string_view::npos ? text.size() : newline + 1;
+    ++state.documents;
+    count(text.substr(start, end - start));
+    start = end;
+  }
+  return std::nullopt;
+}
+
+void CorpusCounter::Report(Located problem) {
+  std::lock_guard<std::mutex> lock(error_mu_);
+  if (!error_ || problem.Before(*error_)) error_ = std::move(problem);
+  failed_.store(true, std::memory_order_relaxed);
+}
+
+absl::Status CorpusCounter::Describe(Located problem) const {
+  if (!problem.status.ok()) return problem.status;
+  const std::string& path = reader_.inputs()[problem.input].path;
+  std::string where = path == "-" ? "stdin" : path;
+  uint64_t line = problem.line;
+  if (line == 0) {
+    absl::StatusOr<uint64_t> found = reader_.LineNumberAt(problem.input, problem.offset);
+    if (found.ok()) line = *found;
+  }
+  if (line != 0) {
+    StrAppend(&where, ":", line);
+  } else {
+    StrAppend(&where, " at byte ", problem.offset);
+  }
+  std::string hint = options_.skip_bad_records ? "" : " (--skip-bad-records skips such records)";
+  return absl::InvalidArgumentError(StrCat(where, ": ", problem.detail, hint));
+}
+
+CutRule CutRuleFor(const InputFile& input, const CountCorpusOptions& options) {
+  if (input.format == RecordFormat::kJsonLines || options.doc_mode == "line") {
+    return CutRule(CutKind::kLine);
+  }
+  bool spaced_special = std::any_of(options.special_tokens.begin(), options.special_tokens.end(),
+                                    [](const std::string& s) { return s.find(' ') != std::string::npos; });
+  if (options.pretokenizer.preset == "custom" || spaced_special) return CutRule(CutKind::kNever);
+  return CutRule(CutKind::kBetweenWords);
+}
+
+// Checks that a counts file can be summed into a run with `options`.
+absl::Status CheckCompatible(const std::string& path, const CountsFileHeader& header,
+                             const CountCorpusOptions& options) {
+  std::string pattern = EffectivePattern(options.pretokenizer);
+  if (header.pattern != pattern || header.pretokenizer.preset != options.pretokenizer.preset) {
+    return absl::InvalidArgumentError(StrCat(
+        "'", path, "' was counted with pre-tokenizer '", header.pretokenizer.preset,
+        "' but this run uses '", options.pretokenizer.preset,
+        "': word counts only add up under the same pre-tokenizer (pass --preset ",
+        header.pretokenizer.preset, ")"));
+  }
+  std::vector<std::string> theirs = header.special_tokens, ours = options.special_tokens;
+  std::sort(theirs.begin(), theirs.end());
+  std::sort(ours.begin(), ours.end());
+  if (theirs != ours) {
+    return absl::InvalidArgumentError(StrCat(
+        "'", path, "' was counted with special tokens [", absl::StrJoin(header.special_tokens, " "),
+        "] but this run uses [", absl::StrJoin(options.special_tokens, " "),
+        "]: pass the same --special-token flags"));
+  }
+  return absl::OkStatus();
+}
+
+int ThreadCount(int requested) {
+  return requested > 0 ? requested : std::max(1, tbb::info::default_concurrency());
+}
+
+}  // namespace
+
+CountTotals CorpusCounts::Totals() const {
+  CountTotals t;
+  t.files = files;
+  t.documents = documents;
+  t.bytes = bytes;
+  t.words = words.total_words();
+  t.unique_words = words.unique_words();
+  t.invalid_utf8 = invalid_utf8;
+  t.nul_bytes = nul_bytes;
+  t.skipped_records = skipped_records;
+  return t;
+}
+
+absl::Status ValidateCountCorpusOptions(const CountCorpusOptions& options) {
+  if (options.doc_mode != "line" && options.doc_mode != "file") {
+    return absl::InvalidArgumentError(
+        StrCat("--doc-mode must be line or file, not '", options.doc_mode, "'"));
+  }
+  if (options.text_field.empty()) return absl::InvalidArgumentError("--text-field must not be empty");
+  if (options.threads < 0) return absl::InvalidArgumentError("--threads must be 0 (all cores) or more");
+  TM_RETURN_IF_ERROR(ParseProgressFormat(options.progress).status());
+  SortedInputs sorted = SortInputs(options);
+  if (sorted.corpus.empty() && sorted.counts_files.empty()) {
+    return absl::InvalidArgumentError("no inputs given (files, folders, globs, - or --counts)");
+  }
+  InputSelection selection{options.include, options.exclude, options.input_format};
+  TM_RETURN_IF_ERROR(ResolveInputs(sorted.corpus, selection).status());
+  for (const std::string& path : sorted.counts_files) {
+    TM_ASSIGN_OR_RETURN(CountsFileHeader header, ReadCountsFileHeader(path));
+    TM_RETURN_IF_ERROR(CheckCompatible(path, header, options));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<CorpusCounts> CountCorpus(const CountCorpusOptions& options) {
-  for (const std::string& input : options.inputs) TM_RETURN_IF_ERROR(CheckReadableFile(input));
+  TM_RETURN_IF_ERROR(ValidateCountCorpusOptions(options));
+  TM_ASSIGN_OR_RETURN(ProgressFormat progress, ParseProgressFormat(options.progress));
   TM_ASSIGN_OR_RETURN(std::unique_ptr<PreTokenizer> pretokenizer,
                       PreTokenizer::Create(options.pretokenizer));
   std::unique_ptr<SpecialTokenMatcher> specials;
   if (!options.special_tokens.empty()) {
     TM_ASSIGN_OR_RETURN(specials, SpecialTokenMatcher::Create(options.special_tokens));
   }
+  SortedInputs sorted = SortInputs(options);
+  InputSelection selection{options.include, options.exclude, options.input_format};
+  TM_ASSIGN_OR_RETURN(std::vector<InputFile> inputs, ResolveInputs(sorted.corpus, selection));
+
   CorpusCounts result;
-  for (const std::string& input : options.inputs) {
-    TM_RETURN_IF_ERROR(ForEachLine(input, [&](std::string_view line) {
-      ++result.documents;
-      result.bytes += line.size();
-      CountDocument(line, *pretokenizer, specials.get(), result.words);
-    }));
+  result.files = inputs.size();
+  if (!inputs.empty()) {
+    int threads = ThreadCount(options.threads);
+    // Allow more threads than cores when asked for (tests run 8 threads on small machines).
+    tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
+                                    static_cast<size_t>(threads));
+    std::vector<CutRule> rules;
+    for (const InputFile& input : inputs) rules.push_back(CutRuleFor(input, options));
+    BatchReaderOptions reader_options;
+    reader_options.shard_bytes = options.shard_bytes;
+    reader_options.batch_bytes = options.batch_bytes;
+    reader_options.padding = kJsonPadding;
+    reader_options.max_open_streams = static_cast<size_t>(threads);
+    BatchReader reader(std::move(inputs), std::move(rules), reader_options);
+    CorpusCounter counter(options, *pretokenizer, specials.get(), reader);
+    TM_RETURN_IF_ERROR(counter.Run(threads, progress, result));
+  }
+  for (const std::string& path : sorted.counts_files) {
+    TM_ASSIGN_OR_RETURN(CountsFileHeader header, ReadCountsFile(path, &result.words));
+    const CountTotals& t = header.totals;
+    result.files += t.files;
+    result.documents += t.documents;
+    result.bytes += t.bytes;
+    result.invalid_utf8 += t.invalid_utf8;
+    result.nul_bytes += t.nul_bytes;
+    result.skipped_records += t.skipped_records;
+  }
+  if (result.words.unique_words() == 0) {
+    return absl::InvalidArgumentError(StrCat(
+        "the corpus is empty: ", result.files, " input file(s) with ", result.documents,
+        " document(s) hold no text to count", result.skipped_records > 0 ? " (all records were skipped)" : ""));
   }
   return result;
+}
+
+CountsFileHeader MakeCountsFileHeader(const CountCorpusOptions& options, const CorpusCounts& counts) {
+  CountsFileHeader header;
+  header.tool = "tokenmill 0.1.0";
+  header.pretokenizer = options.pretokenizer;
+  header.pattern = EffectivePattern(options.pretokenizer);
+  header.special_tokens = options.special_tokens;
+  header.doc_mode = options.doc_mode;
+  header.text_field = options.text_field;
+  header.totals = counts.Totals();
+  return header;
 }
 
 }  // namespace tokenmill

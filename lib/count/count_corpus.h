@@ -1,5 +1,16 @@
-// Counting a whole corpus: read every input's documents, cut out special tokens, pre-tokenize
-// and count the pieces.
+// Counting a whole corpus: read every input's documents (in parallel, see corpus/batch_reader.h),
+// cut out special tokens, pre-tokenize and count the pieces; add the tables of word-count files.
+// This is the one entry point the train and count commands call.
+//
+// Contract:
+//  - The result does not depend on the thread count, shard size or batch size.
+//  - Memory: the unique-word table (one per worker thread until merged) plus about two batches
+//    per thread, whatever the corpus size.
+//  - Errors say what and where: a missing/unreadable input, a folder or glob with no files, a
+//    truncated or corrupt .zst/.gz (file and byte offset), a malformed JSON line or a record
+//    without the text field (file:line; with skip_bad_records they are counted instead), a
+//    counts file made with another pre-tokenizer or other special tokens, an empty corpus.
+//  - Invalid UTF-8 and NUL bytes are counted like any other bytes and reported in the totals.
 #pragma once
 
 #include <cstdint>
@@ -7,25 +18,50 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "count/counts_file.h"
 #include "count/word_counts.h"
 #include "model/bpe_model.h"
 
 namespace tokenmill {
 
 struct CountCorpusOptions {
-  std::vector<std::string> inputs;        // files; "-" is stdin
+  // Files, folders (recursive), globs; "-" is stdin. A word-count file (tokenmill count
+  // --output) given here is recognised by its magic and summed like `counts_files`.
+  std::vector<std::string> inputs;
+  std::vector<std::string> counts_files;  // word-count files to add
   PreTokenizerConfig pretokenizer;
   std::vector<std::string> special_tokens;  // cut out, never counted
   int threads = 0;                          // 0: all cores
+  std::string doc_mode = "line";            // line: each line with its '\n'; file: whole files
+  std::string text_field = "text";          // JSON lines: top-level key, or a /JSON/pointer
+  std::string input_format = "auto";        // auto (by extension) | text | jsonl
+  std::vector<std::string> include;         // globs for files found in folders
+  std::vector<std::string> exclude;
+  bool skip_bad_records = false;  // count and report malformed JSON records instead of failing
+  std::string progress = "auto";  // auto | bar | json | none (stderr)
+  size_t shard_bytes = size_t{4} << 20;  // uncompressed files are read in shards this big
+  size_t batch_bytes = size_t{2} << 20;  // compressed inputs are handed out in batches this big
 };
 
 struct CorpusCounts {
   WordCounts words;
   uint64_t documents = 0;
   uint64_t bytes = 0;
+  uint64_t files = 0;
+  uint64_t invalid_utf8 = 0;     // invalid UTF-8 sequences in the counted text
+  uint64_t nul_bytes = 0;        // NUL bytes in the counted text
+  uint64_t skipped_records = 0;  // bad JSON records skipped (skip_bad_records)
+  std::string first_skipped;     // "file:line: what" of the first skipped record
+
+  CountTotals Totals() const;
 };
 
-// Fails, naming the input, on a missing/unreadable input or a read error.
+// Checks the options and that every input exists (without reading the corpus).
+absl::Status ValidateCountCorpusOptions(const CountCorpusOptions& options);
+
 absl::StatusOr<CorpusCounts> CountCorpus(const CountCorpusOptions& options);
+
+// The header a counts file of `counts` made with `options` carries.
+CountsFileHeader MakeCountsFileHeader(const CountCorpusOptions& options, const CorpusCounts& counts);
 
 }  // namespace tokenmill

@@ -2,38 +2,123 @@
 
 #include <algorithm>
 
+#include "absl/hash/hash.h"
+#include "common/strings.h"
+#include "oneapi/tbb/parallel_for.h"
+#include "oneapi/tbb/parallel_sort.h"
+
 namespace tokenmill {
 
-void WordCounts::Add(std::string_view word, uint64_t count) {
-  auto it = counts_.find(word);
-  if (it == counts_.end()) {
-    counts_.emplace(std::string(word), count);
-  } else {
-    it->second += count;
+static_assert(sizeof(size_t) == 8, "WordCounts partitions by the top bits of a 64-bit hash");
+
+WordCounts::WordCounts() : partitions_(kPartitions) {}
+
+WordCounts::WordCounts(const WordCounts& other) : WordCounts() { MergeFrom(other); }
+
+WordCounts& WordCounts::operator=(const WordCounts& other) {
+  if (this != &other) {
+    WordCounts copy(other);
+    *this = std::move(copy);
   }
+  return *this;
+}
+
+size_t WordCounts::HashWord(std::string_view word) {
+  return absl::Hash<absl::string_view>{}(ToAbsl(word));
+}
+
+void WordCounts::Partition::Add(const Key& key, uint64_t count) {
+  bool inserted = false;
+  auto it = map.lazy_emplace(key, [&](const auto& construct) {
+    inserted = true;
+    std::string_view stored = arena.Store(key.view());
+    construct(Key{stored.data(), stored.size(), key.hash}, count);
+  });
+  if (!inserted) it->second += count;
+}
+
+void WordCounts::Add(std::string_view word, uint64_t count) {
+  size_t hash = HashWord(word);
+  partitions_[PartitionOf(hash)].Add(Key{word.data(), word.size(), hash}, count);
   total_ += count;
 }
 
 void WordCounts::MergeFrom(const WordCounts& other) {
-  counts_.reserve(counts_.size() + other.counts_.size());
-  for (const auto& [word, count] : other.counts_) Add(word, count);
+  if (this == &other) {
+    for (Partition& p : partitions_) {
+      for (auto& entry : p.map) entry.second *= 2;
+    }
+    total_ *= 2;
+    return;
+  }
+  for (size_t i = 0; i < kPartitions; ++i) {
+    for (const auto& [key, count] : other.partitions_[i].map) partitions_[i].Add(key, count);
+  }
+  total_ += other.total_;
+}
+
+void WordCounts::MergeFrom(WordCounts&& other) {
+  if (this == &other) {
+    MergeFrom(static_cast<const WordCounts&>(other));
+    return;
+  }
+  tbb::parallel_for(size_t{0}, kPartitions, [&](size_t i) {
+    Partition& from = other.partitions_[i];
+    Partition& to = partitions_[i];
+    if (to.map.empty()) {
+      std::swap(to, from);
+    } else {
+      for (const auto& [key, count] : from.map) to.Add(key, count);
+    }
+    from = Partition();
+  });
+  total_ += other.total_;
+  other.total_ = 0;
+}
+
+size_t WordCounts::unique_words() const {
+  size_t n = 0;
+  for (const Partition& p : partitions_) n += p.map.size();
+  return n;
 }
 
 uint64_t WordCounts::Get(std::string_view word) const {
-  auto it = counts_.find(word);
-  return it == counts_.end() ? 0 : it->second;
+  size_t hash = HashWord(word);
+  const auto& map = partitions_[PartitionOf(hash)].map;
+  auto it = map.find(Key{word.data(), word.size(), hash});
+  return it == map.end() ? 0 : it->second;
 }
 
 std::vector<std::pair<std::string_view, uint64_t>> WordCounts::Sorted() const {
   std::vector<std::pair<std::string_view, uint64_t>> entries;
-  entries.reserve(counts_.size());
-  for (const auto& [word, count] : counts_) entries.emplace_back(word, count);
-  std::sort(entries.begin(), entries.end());
+  entries.reserve(unique_words());
+  ForEach([&](std::string_view word, uint64_t count) { entries.emplace_back(word, count); });
+  // Words are unique, so ordering by bytes alone is a total order.
+  tbb::parallel_sort(entries.begin(), entries.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
   return entries;
 }
 
+size_t WordCounts::MemoryBytes() const {
+  size_t bytes = partitions_.size() * sizeof(Partition);
+  for (const Partition& p : partitions_) {
+    bytes += p.map.capacity() * (sizeof(std::pair<const Key, uint64_t>) + 1);
+    bytes += p.arena.allocated_bytes();
+  }
+  return bytes;
+}
+
 bool WordCounts::operator==(const WordCounts& other) const {
-  return total_ == other.total_ && counts_ == other.counts_;
+  if (total_ != other.total_ || unique_words() != other.unique_words()) return false;
+  for (size_t i = 0; i < kPartitions; ++i) {
+    const auto& theirs = other.partitions_[i].map;
+    for (const auto& [key, count] : partitions_[i].map) {
+      // Hash seeds are per process, so a word sits in the same partition in both tables.
+      auto it = theirs.find(key);
+      if (it == theirs.end() || it->second != count) return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace tokenmill

@@ -2,8 +2,15 @@
 // This is what counting produces and what trainers consume.
 //
 // Contract: counts are 64-bit; Add() with an existing word adds to its count. Sorted() gives
-// a deterministic order (by bytes) that does not depend on insertion order or thread count.
-// Not thread-safe: parallel counting keeps one table per thread and merges them with MergeFrom.
+// a deterministic order (by bytes, as unsigned chars) that does not depend on insertion order,
+// thread count or hash seeds. Not thread-safe: parallel counting keeps one table per thread and
+// merges them with MergeFrom (the rvalue overload merges partition by partition in parallel
+// and frees the source as it goes).
+//
+// Layout: the table is split into kPartitions hash partitions (by the top bits of the word's
+// hash), each an Abseil flat_hash_map keyed on views of bytes kept in that partition's
+// WordArena. A word's hash is computed once per Add and stored with the key, so rehashing and
+// merging never hash bytes again.
 #pragma once
 
 #include <cstdint>
@@ -12,27 +19,72 @@
 #include <utility>
 #include <vector>
 
-#include "common/strings.h"
-#include "common/strings.h"
+#include "absl/container/flat_hash_map.h"
+#include "count/word_arena.h"
 
 namespace tokenmill {
 
 class WordCounts {
  public:
+  WordCounts();
+  WordCounts(const WordCounts& other);
+  WordCounts& operator=(const WordCounts& other);
+  WordCounts(WordCounts&&) noexcept = default;
+  WordCounts& operator=(WordCounts&&) noexcept = default;
+
   void Add(std::string_view word, uint64_t count = 1);
   void MergeFrom(const WordCounts& other);
+  void MergeFrom(WordCounts&& other);
 
-  size_t unique_words() const { return counts_.size(); }
+  size_t unique_words() const;
   uint64_t total_words() const { return total_; }
   uint64_t Get(std::string_view word) const;
 
   // (word, count) pairs sorted by the words' bytes.
   std::vector<std::pair<std::string_view, uint64_t>> Sorted() const;
 
+  // Calls f(word, count) for every word, in no particular order.
+  template <typename F>
+  void ForEach(F&& f) const {
+    for (const Partition& p : partitions_) {
+      for (const auto& [key, count] : p.map) f(key.view(), count);
+    }
+  }
+
+  // Approximate heap bytes held (hash slots + word bytes), for reporting memory use.
+  size_t MemoryBytes() const;
+
   bool operator==(const WordCounts& other) const;
 
  private:
-  StringMap<uint64_t> counts_;
+  static constexpr int kPartitionBits = 6;
+  static constexpr size_t kPartitions = size_t{1} << kPartitionBits;
+
+  struct Key {
+    const char* data;
+    size_t size;
+    size_t hash;
+    std::string_view view() const { return {data, size}; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return k.hash; }
+  };
+  struct KeyEq {
+    bool operator()(const Key& a, const Key& b) const {
+      return a.hash == b.hash && a.view() == b.view();
+    }
+  };
+  struct Partition {
+    absl::flat_hash_map<Key, uint64_t, KeyHash, KeyEq> map;
+    WordArena arena;
+    // Adds `count` to `key`'s entry, storing the bytes in this partition's arena if new.
+    void Add(const Key& key, uint64_t count);
+  };
+
+  static size_t HashWord(std::string_view word);
+  static size_t PartitionOf(size_t hash) { return hash >> (64 - kPartitionBits); }
+
+  std::vector<Partition> partitions_;
   uint64_t total_ = 0;
 };
 

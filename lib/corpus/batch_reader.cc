@@ -1,0 +1,292 @@
+#include "corpus/batch_reader.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "common/strings.h"
+
+namespace tokenmill {
+namespace {
+
+constexpr size_t kExtendStep = size_t{1} << 20;
+
+absl::Status ReadErrnoError(const std::string& path, uint64_t offset) {
+  return absl::FailedPreconditionError(
+      StrCat("cannot read '", path, "' at byte ", offset, ": ", std::strerror(errno)));
+}
+
+// Appends up to `n` bytes of `fd` at `offset` to `out`; returns how many (0 at end of file).
+absl::StatusOr<size_t> PreadAppend(int fd, const std::string& path, uint64_t offset, size_t n,
+                                   std::string& out) {
+  size_t old_size = out.size();
+  out.resize(old_size + n);
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::pread(fd, out.data() + old_size + got, n - got,
+                        static_cast<off_t>(offset + got));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      out.resize(old_size);
+      return ReadErrnoError(path, offset + got);
+    }
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  out.resize(old_size + got);
+  return got;
+}
+
+uint64_t CountNewlines(std::string_view s) {
+  uint64_t n = 0;
+  const char* p = s.data();
+  const char* end = p + s.size();
+  while (p < end) {
+    const void* hit = std::memchr(p, '\n', static_cast<size_t>(end - p));
+    if (hit == nullptr) break;
+    ++n;
+    p = static_cast<const char*>(hit) + 1;
+  }
+  return n;
+}
+
+class FileCloser {
+ public:
+  explicit FileCloser(int fd) : fd_(fd) {}
+  ~FileCloser() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileCloser(const FileCloser&) = delete;
+  FileCloser& operator=(const FileCloser&) = delete;
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+struct BatchReader::Stream {
+  size_t input = 0;
+  std::mutex mu;
+  std::unique_ptr<ByteStream> source;  // opened on first use
+  std::string carry;                   // bytes read past the last cut
+  uint64_t offset = 0;                 // offset of carry's first byte
+  uint64_t line = 1;                   // line number of carry's first byte
+  uint64_t disk_seen = 0;              // disk bytes accounted to batches so far
+  bool ended = false;                  // guarded by mu
+  bool started = false;                // a ticket was handed out (NextTicket only)
+  std::atomic<bool> done{false};       // no more batches (for NextTicket)
+  std::atomic<int> outstanding{0};     // tickets handed out and not yet filled
+};
+
+BatchReader::BatchReader(std::vector<InputFile> inputs, std::vector<CutRule> cut_rules,
+                         BatchReaderOptions options)
+    : inputs_(std::move(inputs)), cut_rules_(std::move(cut_rules)), options_(options) {
+  options_.shard_bytes = std::max<size_t>(options_.shard_bytes, 1);
+  options_.batch_bytes = std::max<size_t>(options_.batch_bytes, 1);
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const InputFile& input = inputs_[i];
+    total_disk_bytes_ += input.size;
+    if (input.is_stdin() || input.compression != Compression::kNone) {
+      auto stream = std::make_unique<Stream>();
+      stream->input = i;
+      streams_.push_back(std::move(stream));
+      continue;
+    }
+    // A file that may not be cut is one shard; an empty file yields no shard at all.
+    uint64_t step = cut_rules_[i].kind() == CutKind::kNever ? std::max<uint64_t>(input.size, 1)
+                                                            : options_.shard_bytes;
+    for (uint64_t start = 0; start < input.size; start += step) {
+      shards_.push_back(Ticket{i, start, std::min(input.size, start + step), false});
+    }
+  }
+}
+
+BatchReader::~BatchReader() = default;
+
+bool BatchReader::NextTicket(Ticket* ticket) {
+  // Keep every open stream busy first (they are the serial parts), open more streams while
+  // fewer than max_open_streams are open, then hand out shards, then let idle threads queue up
+  // behind the open stream with the fewest waiting tickets.
+  auto give = [&](Stream* stream) {
+    stream->started = true;
+    stream->outstanding.fetch_add(1, std::memory_order_acq_rel);
+    *ticket = Ticket{stream->input, 0, 0, true};
+    return true;
+  };
+  Stream* least = nullptr;
+  Stream* unstarted = nullptr;
+  size_t open = 0;
+  for (auto& stream : streams_) {
+    if (!stream->started) {
+      if (unstarted == nullptr) unstarted = stream.get();
+      continue;
+    }
+    if (stream->done.load(std::memory_order_acquire)) continue;
+    ++open;
+    int waiting = stream->outstanding.load(std::memory_order_acquire);
+    if (waiting == 0) return give(stream.get());
+    if (least == nullptr || waiting < least->outstanding.load(std::memory_order_acquire)) {
+      least = stream.get();
+    }
+  }
+  if (unstarted != nullptr && open < options_.max_open_streams) return give(unstarted);
+  if (next_shard_ < shards_.size()) {
+    *ticket = shards_[next_shard_++];
+    return true;
+  }
+  if (least != nullptr) return give(least);
+  if (unstarted != nullptr) return give(unstarted);
+  return false;
+}
+
+absl::Status BatchReader::Fill(const Ticket& ticket, Batch* batch) {
+  batch->input = ticket.input;
+  batch->buffer.clear();
+  batch->begin = batch->end = 0;
+  batch->offset = 0;
+  batch->first_line = 0;
+  batch->disk_bytes = 0;
+  if (!ticket.stream) return FillShard(ticket, batch);
+  for (auto& stream : streams_) {
+    if (stream->input != ticket.input) continue;
+    absl::Status status = FillStream(*stream, batch);
+    stream->outstanding.fetch_sub(1, std::memory_order_acq_rel);
+    return status;
+  }
+  return absl::InternalError("ticket for an unknown stream");
+}
+
+absl::Status BatchReader::FillShard(const Ticket& ticket, Batch* batch) {
+  const InputFile& input = inputs_[ticket.input];
+  const CutRule& rule = cut_rules_[ticket.input];
+  int fd = ::open(input.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::FailedPreconditionError(
+        StrCat("cannot open '", input.path, "': ", std::strerror(errno)));
+  }
+  FileCloser closer(fd);
+  batch->disk_bytes = ticket.end - ticket.start;
+  std::string& buffer = batch->buffer;
+  // The buffer starts one byte before the shard so the cut deciding the shard's first batch is
+  // visible; it reaches one byte past the end for the same reason at the other side.
+  uint64_t base = ticket.start == 0 ? 0 : ticket.start - 1;
+  absl::StatusOr<size_t> got =
+      PreadAppend(fd, input.path, base, ticket.end - base + rule.lookahead(), buffer);
+  if (!got.ok()) return got.status();
+  size_t begin = 0;
+  if (ticket.start != 0) {
+    begin = rule.FindCut(buffer, 1);
+    if (begin == CutRule::npos || base + begin >= ticket.end) {
+      buffer.clear();  // no batch starts inside this shard
+      return absl::OkStatus();
+    }
+  }
+  size_t from = static_cast<size_t>(ticket.end - base);
+  size_t end = rule.FindCut(buffer, from);
+  while (end == CutRule::npos) {
+    size_t scanned = buffer.size();
+    absl::StatusOr<size_t> more = PreadAppend(fd, input.path, base + buffer.size(), kExtendStep, buffer);
+    if (!more.ok()) return more.status();
+    if (*more == 0) {
+      end = buffer.size();
+      break;
+    }
+    end = rule.FindCut(buffer, std::max(from, scanned > rule.lookahead() ? scanned - rule.lookahead() : 0));
+  }
+  // Bytes past `end` were only read to see the cut; keep them as padding when there is room.
+  buffer.resize(std::max(buffer.size(), end + options_.padding));
+  batch->begin = begin;
+  batch->end = end;
+  batch->offset = base + begin;
+  return absl::OkStatus();
+}
+
+absl::Status BatchReader::FillStream(Stream& stream, Batch* batch) {
+  std::lock_guard<std::mutex> lock(stream.mu);
+  if (stream.ended) return absl::OkStatus();
+  const InputFile& input = inputs_[stream.input];
+  const CutRule& rule = cut_rules_[stream.input];
+  if (stream.source == nullptr) {
+    absl::StatusOr<std::unique_ptr<ByteStream>> opened = ByteStream::Open(input);
+    if (!opened.ok()) {
+      stream.ended = true;
+      stream.done.store(true, std::memory_order_release);
+      return opened.status();
+    }
+    stream.source = std::move(*opened);
+  }
+  std::string& buffer = batch->buffer;
+  buffer.swap(stream.carry);
+  stream.carry.clear();
+  size_t cut = CutRule::npos;
+  bool at_end = false;
+  size_t search_from = 0;  // cuts before this were looked for already
+  while (true) {
+    size_t want = buffer.size() < options_.batch_bytes ? options_.batch_bytes - buffer.size()
+                                                        : kExtendStep;
+    size_t old_size = buffer.size();
+    buffer.resize(old_size + want);
+    absl::StatusOr<size_t> got = stream.source->Read(buffer.data() + old_size, want);
+    if (!got.ok()) {
+      stream.ended = true;
+      stream.done.store(true, std::memory_order_release);
+      return got.status();
+    }
+    buffer.resize(old_size + *got);
+    if (*got == 0) {
+      at_end = true;
+      break;
+    }
+    if (buffer.size() < options_.batch_bytes) continue;
+    size_t found = rule.LastCut(std::string_view(buffer).substr(search_from));
+    if (found != CutRule::npos) {
+      cut = search_from + found;
+      break;
+    }
+    search_from = buffer.size() > rule.lookahead() + 1 ? buffer.size() - rule.lookahead() - 1 : 0;
+  }
+  size_t end = at_end ? buffer.size() : cut;
+  stream.carry.assign(buffer, end, std::string::npos);
+  batch->begin = 0;
+  batch->end = end;
+  batch->offset = stream.offset;
+  batch->first_line = stream.line;
+  if (input.format == RecordFormat::kJsonLines) {
+    stream.line += CountNewlines(std::string_view(buffer.data(), end));
+  }
+  stream.offset += end;
+  uint64_t disk = stream.source->disk_bytes();
+  batch->disk_bytes = disk - stream.disk_seen;
+  stream.disk_seen = disk;
+  buffer.resize(std::max(buffer.size(), end + options_.padding));
+  if (at_end) {
+    stream.ended = true;
+    stream.done.store(true, std::memory_order_release);
+    stream.source.reset();
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> BatchReader::LineNumberAt(size_t input_index, uint64_t offset) const {
+  const InputFile& input = inputs_[input_index];
+  if (input.is_stdin()) return absl::UnavailableError("stdin cannot be reread");
+  absl::StatusOr<std::unique_ptr<ByteStream>> opened = ByteStream::Open(input);
+  if (!opened.ok()) return opened.status();
+  std::string buffer(kExtendStep, '\0');
+  uint64_t line = 1, position = 0;
+  while (position < offset) {
+    absl::StatusOr<size_t> got = (*opened)->Read(buffer.data(), buffer.size());
+    if (!got.ok()) return got.status();
+    if (*got == 0) break;
+    size_t use = static_cast<size_t>(std::min<uint64_t>(*got, offset - position));
+    line += CountNewlines(std::string_view(buffer.data(), use));
+    position += use;
+  }
+  return line;
+}
+
+}  // namespace tokenmill

@@ -1,0 +1,94 @@
+// BatchReader: the sharded parallel reader. It plans the work for a list of inputs and hands
+// out batches of whole documents that many threads can process at once:
+//  - an uncompressed file is cut into shards of `shard_bytes`; a shard owns the batch that
+//    starts at the first cut (CutRule) at or after its start and ends at the first cut at or
+//    after its end, so every byte lands in exactly one batch whatever the shard size;
+//  - a compressed file (or stdin) is read front to back by whichever thread holds its ticket,
+//    one at a time (a mutex per stream), each read yielding about `batch_bytes` that end at a
+//    cut; the rest is carried to the next batch.
+// Memory: one batch per ticket in flight, plus one carry and decompression buffers per open
+// stream.
+//
+// Contract: NextTicket() is called by one thread at a time (a serial pipeline stage); Fill() is
+// thread-safe. Concatenating the batches of an input in offset order gives its bytes exactly.
+// Errors name the file and the offset.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "corpus/byte_stream.h"
+#include "corpus/cut_rule.h"
+#include "corpus/input_files.h"
+
+namespace tokenmill {
+
+struct BatchReaderOptions {
+  size_t shard_bytes = size_t{4} << 20;  // uncompressed files are cut into shards this big
+  size_t batch_bytes = size_t{2} << 20;  // a stream read yields about this much
+  size_t padding = 0;                    // readable bytes kept after every batch's text
+  size_t max_open_streams = 1;           // compressed inputs read at once (when there is other work)
+};
+
+struct Batch {
+  size_t input = 0;         // index into the inputs
+  uint64_t offset = 0;      // offset of text()'s first byte in the input's (decompressed) bytes
+  uint64_t first_line = 0;  // 1-based line number of the first byte; 0 if unknown (shards)
+  uint64_t disk_bytes = 0;  // input bytes this batch consumed from disk (for progress)
+  std::string buffer;       // holds the text at [begin, end), then at least `padding` bytes
+  size_t begin = 0;
+  size_t end = 0;
+  std::string_view text() const { return {buffer.data() + begin, end - begin}; }
+};
+
+class BatchReader {
+ public:
+  struct Ticket {
+    size_t input = 0;
+    uint64_t start = 0;  // shard range, for uncompressed files
+    uint64_t end = 0;
+    bool stream = false;
+  };
+
+  // `cut_rules[i]` says where input i may be cut.
+  BatchReader(std::vector<InputFile> inputs, std::vector<CutRule> cut_rules,
+              BatchReaderOptions options);
+  ~BatchReader();
+
+  const std::vector<InputFile>& inputs() const { return inputs_; }
+
+  // The next piece of work; false when everything has been handed out.
+  bool NextTicket(Ticket* ticket);
+
+  // Reads the batch of `ticket` (an empty batch when a stream has already ended).
+  absl::Status Fill(const Ticket& ticket, Batch* batch);
+
+  // Whether line numbers of `input` are tracked in batches (JSON lines read as a stream).
+  // The 1-based line number of `offset` in input `input`, by rereading it (not for stdin).
+  absl::StatusOr<uint64_t> LineNumberAt(size_t input, uint64_t offset) const;
+
+  // Total bytes on disk of all inputs (stdin counts 0).
+  uint64_t total_disk_bytes() const { return total_disk_bytes_; }
+
+ private:
+  struct Stream;
+
+  absl::Status FillShard(const Ticket& ticket, Batch* batch);
+  absl::Status FillStream(Stream& stream, Batch* batch);
+
+  std::vector<InputFile> inputs_;
+  std::vector<CutRule> cut_rules_;
+  BatchReaderOptions options_;
+  std::vector<Ticket> shards_;  // all shards of uncompressed files, in order
+  size_t next_shard_ = 0;
+  std::vector<std::unique_ptr<Stream>> streams_;
+  uint64_t total_disk_bytes_ = 0;
+};
+
+}  // namespace tokenmill

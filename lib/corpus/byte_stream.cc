@@ -1,0 +1,223 @@
+#include "corpus/byte_stream.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/strings.h"
+
+namespace tokenmill {
+namespace {
+
+constexpr size_t kDiskBuffer = size_t{1} << 20;
+
+// Raw bytes of a file or stdin, with the first bytes peeked for magic detection.
+class FdSource {
+ public:
+  FdSource(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~FdSource() {
+    if (fd_ >= 0 && fd_ != STDIN_FILENO) ::close(fd_);
+  }
+  FdSource(const FdSource&) = delete;
+  FdSource& operator=(const FdSource&) = delete;
+
+  const std::string& path() const { return path_; }
+  uint64_t consumed() const { return consumed_; }
+
+  // Reads up to `capacity` bytes; 0 at end of file.
+  absl::StatusOr<size_t> Read(char* out, size_t capacity) {
+    if (!peeked_.empty()) {
+      size_t n = std::min(capacity, peeked_.size());
+      std::memcpy(out, peeked_.data(), n);
+      peeked_.erase(0, n);
+      consumed_ += n;
+      return n;
+    }
+    while (true) {
+      ssize_t n = ::read(fd_, out, capacity);
+      if (n >= 0) {
+        consumed_ += static_cast<uint64_t>(n);
+        return static_cast<size_t>(n);
+      }
+      if (errno != EINTR) {
+        return absl::FailedPreconditionError(StrCat("cannot read '", path_, "' at byte ",
+                                                     consumed_, ": ", std::strerror(errno)));
+      }
+    }
+  }
+
+  // Reads up to 4 bytes ahead without consuming them.
+  absl::StatusOr<std::string_view> Peek() {
+    char buffer[4];
+    while (peeked_.size() < 4) {
+      ssize_t n = ::read(fd_, buffer, 4 - peeked_.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        return absl::FailedPreconditionError(
+            StrCat("cannot read '", path_, "': ", std::strerror(errno)));
+      }
+      if (n == 0) break;
+      peeked_.append(buffer, static_cast<size_t>(n));
+    }
+    return std::string_view(peeked_);
+  }
+
+ private:
+  std::string path_;
+  int fd_;
+  std::string peeked_;
+  uint64_t consumed_ = 0;
+};
+
+class PlainStream : public ByteStream {
+ public:
+  explicit PlainStream(std::unique_ptr<FdSource> source) : source_(std::move(source)) {}
+  absl::StatusOr<size_t> Read(char* out, size_t capacity) override { return source_->Read(out, capacity); }
+  uint64_t disk_bytes() const override { return source_->consumed(); }
+
+ private:
+  std::unique_ptr<FdSource> source_;
+};
+
+class ZstdStream : public ByteStream {
+ public:
+  explicit ZstdStream(std::unique_ptr<FdSource> source)
+      : source_(std::move(source)), dctx_(ZSTD_createDCtx()), in_buffer_(kDiskBuffer) {}
+  ~ZstdStream() override { ZSTD_freeDCtx(dctx_); }
+
+  absl::StatusOr<size_t> Read(char* out, size_t capacity) override {
+    ZSTD_outBuffer output{out, capacity, 0};
+    while (output.pos == 0) {
+      if (input_.pos == input_.size) {
+        absl::StatusOr<size_t> n = source_->Read(in_buffer_.data(), in_buffer_.size());
+        if (!n.ok()) return n.status();
+        if (*n == 0) {
+          if (frame_open_) {
+            return absl::DataLossError(StrCat(
+                "'", source_->path(), "' is truncated: the zstd data ends at compressed byte ",
+                source_->consumed(), " (", produced_, " bytes decompressed) inside a frame"));
+          }
+          return size_t{0};
+        }
+        input_ = ZSTD_inBuffer{in_buffer_.data(), *n, 0};
+        input_base_ = source_->consumed() - *n;
+      }
+      size_t rc = ZSTD_decompressStream(dctx_, &output, &input_);
+      if (ZSTD_isError(rc)) {
+        return absl::DataLossError(StrCat("'", source_->path(), "' holds corrupt zstd data near compressed byte ",
+                                          input_base_ + input_.pos, " (", produced_,
+                                          " bytes decompressed): ", ZSTD_getErrorName(rc)));
+      }
+      frame_open_ = rc != 0;
+    }
+    produced_ += output.pos;
+    return output.pos;
+  }
+  uint64_t disk_bytes() const override { return input_base_ + input_.pos; }
+
+ private:
+  std::unique_ptr<FdSource> source_;
+  ZSTD_DCtx* dctx_;
+  std::vector<char> in_buffer_;
+  ZSTD_inBuffer input_{nullptr, 0, 0};
+  uint64_t input_base_ = 0;
+  uint64_t produced_ = 0;
+  bool frame_open_ = false;
+};
+
+class GzipStream : public ByteStream {
+ public:
+  explicit GzipStream(std::unique_ptr<FdSource> source)
+      : source_(std::move(source)), in_buffer_(kDiskBuffer) {
+    std::memset(&z_, 0, sizeof(z_));
+    init_rc_ = inflateInit2(&z_, 16 + MAX_WBITS);
+  }
+  ~GzipStream() override {
+    if (init_rc_ == Z_OK) inflateEnd(&z_);
+  }
+
+  absl::StatusOr<size_t> Read(char* out, size_t capacity) override {
+    if (init_rc_ != Z_OK) {
+      return absl::InternalError(StrCat("cannot start zlib for '", source_->path(), "'"));
+    }
+    z_.next_out = reinterpret_cast<Bytef*>(out);
+    z_.avail_out = static_cast<uInt>(std::min<size_t>(capacity, 1u << 30));
+    size_t start_out = z_.avail_out;
+    while (z_.avail_out == start_out) {
+      if (z_.avail_in == 0) {
+        absl::StatusOr<size_t> n = source_->Read(in_buffer_.data(), in_buffer_.size());
+        if (!n.ok()) return n.status();
+        if (*n == 0) {
+          if (member_open_) {
+            return absl::DataLossError(StrCat(
+                "'", source_->path(), "' is truncated: the gzip data ends at compressed byte ",
+                source_->consumed(), " (", produced_, " bytes decompressed) inside a member"));
+          }
+          return size_t{0};
+        }
+        z_.next_in = reinterpret_cast<Bytef*>(in_buffer_.data());
+        z_.avail_in = static_cast<uInt>(*n);
+        input_base_ = source_->consumed() - *n;
+        in_size_ = *n;
+      }
+      if (!member_open_) {
+        // A new member starts (gzip files may be concatenations of members).
+        if (inflateReset(&z_) != Z_OK) return absl::InternalError("zlib reset failed");
+        member_open_ = true;
+      }
+      int rc = inflate(&z_, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {
+        member_open_ = false;
+      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        return absl::DataLossError(StrCat("'", source_->path(), "' holds corrupt gzip data near compressed byte ",
+                                          disk_bytes(), " (", produced_, " bytes decompressed): ",
+                                          z_.msg != nullptr ? z_.msg : "inflate failed"));
+      }
+    }
+    size_t n = start_out - z_.avail_out;
+    produced_ += n;
+    return n;
+  }
+  uint64_t disk_bytes() const override { return input_base_ + (in_size_ - z_.avail_in); }
+
+ private:
+  std::unique_ptr<FdSource> source_;
+  std::vector<char> in_buffer_;
+  z_stream z_;
+  int init_rc_;
+  uint64_t input_base_ = 0;
+  size_t in_size_ = 0;
+  uint64_t produced_ = 0;
+  bool member_open_ = false;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ByteStream>> ByteStream::Open(const InputFile& input) {
+  int fd = input.is_stdin() ? STDIN_FILENO : ::open(input.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::FailedPreconditionError(
+        StrCat("cannot open '", input.path, "': ", std::strerror(errno)));
+  }
+  auto source = std::make_unique<FdSource>(input.path, fd);
+  Compression compression = input.compression;
+  if (compression == Compression::kDetectWhenRead) {
+    absl::StatusOr<std::string_view> magic = source->Peek();
+    if (!magic.ok()) return magic.status();
+    compression = CompressionFromMagic(reinterpret_cast<const unsigned char*>(magic->data()),
+                                       magic->size());
+  }
+  switch (compression) {
+    case Compression::kZstd: return std::unique_ptr<ByteStream>(new ZstdStream(std::move(source)));
+    case Compression::kGzip: return std::unique_ptr<ByteStream>(new GzipStream(std::move(source)));
+    default: return std::unique_ptr<ByteStream>(new PlainStream(std::move(source)));
+  }
+}
+
+}  // namespace tokenmill

@@ -1,0 +1,216 @@
+#include "corpus/input_files.h"
+
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <glob.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "absl/strings/str_join.h"
+#include "common/file_util.h"
+#include "common/status_macros.h"
+#include "common/strings.h"
+
+namespace tokenmill {
+namespace {
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::string Lowercase(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+bool HasGlobCharacters(std::string_view s) {
+  return s.find_first_of("*?[") != std::string_view::npos;
+}
+
+bool MatchesAny(const std::vector<std::string>& globs, const std::string& name,
+                const std::string& relative) {
+  for (const std::string& g : globs) {
+    // A glob with a '/' matches the path below the folder; otherwise the file name.
+    const std::string& subject = g.find('/') != std::string::npos ? relative : name;
+    if (::fnmatch(g.c_str(), subject.c_str(), g.find('/') != std::string::npos ? FNM_PATHNAME : 0) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::Status ReadMagic(const std::string& path, unsigned char* magic, size_t* got) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::FailedPreconditionError(
+        StrCat("cannot open '", path, "': ", std::strerror(errno)));
+  }
+  *got = 0;
+  while (*got < 4) {
+    ssize_t n = ::read(fd, magic + *got, 4 - *got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      return absl::FailedPreconditionError(StrCat("cannot read '", path, "': ", std::strerror(err)));
+    }
+    if (n == 0) break;
+    *got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return absl::OkStatus();
+}
+
+// Fills in format and compression of a regular, readable file.
+absl::StatusOr<InputFile> DescribeFile(const std::string& path, const InputSelection& selection) {
+  TM_RETURN_IF_ERROR(CheckReadableFile(path));
+  InputFile file;
+  file.path = path;
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return absl::NotFoundError(StrCat("cannot open '", path, "': ", std::strerror(errno)));
+  }
+  file.size = static_cast<uint64_t>(st.st_size);
+  unsigned char magic[4] = {0, 0, 0, 0};
+  size_t got = 0;
+  TM_RETURN_IF_ERROR(ReadMagic(path, magic, &got));
+  file.compression = CompressionFromMagic(magic, got);
+
+  std::string name = Lowercase(std::filesystem::path(path).filename().string());
+  Compression by_extension = Compression::kNone;
+  if (EndsWith(name, ".zst") || EndsWith(name, ".zstd")) by_extension = Compression::kZstd;
+  if (EndsWith(name, ".gz")) by_extension = Compression::kGzip;
+  if (by_extension != Compression::kNone && by_extension != file.compression) {
+    return absl::InvalidArgumentError(
+        StrCat("'", path, "' is named like a ", CompressionName(by_extension),
+               " file but does not start with the ", CompressionName(by_extension),
+               " magic bytes", got < 4 ? " (it is shorter than 4 bytes: truncated?)" : ""));
+  }
+  if (by_extension != Compression::kNone) name = name.substr(0, name.rfind('.'));
+
+  if (selection.format == "jsonl") {
+    file.format = RecordFormat::kJsonLines;
+  } else if (selection.format == "text") {
+    file.format = RecordFormat::kText;
+  } else {
+    bool json = EndsWith(name, ".jsonl") || EndsWith(name, ".json") || EndsWith(name, ".ndjson");
+    file.format = json ? RecordFormat::kJsonLines : RecordFormat::kText;
+  }
+  return file;
+}
+
+absl::Status AddFolder(const std::string& folder, const InputSelection& selection,
+                       std::vector<InputFile>& out) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> found;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(folder, fs::directory_options::none, ec), end;
+  if (ec) return absl::FailedPreconditionError(StrCat("cannot read folder '", folder, "': ", ec.message()));
+  for (; it != end; it.increment(ec)) {
+    if (ec) {
+      return absl::FailedPreconditionError(
+          StrCat("cannot read folder '", folder, "': ", ec.message()));
+    }
+    std::error_code type_ec;
+    if (!it->is_regular_file(type_ec)) continue;
+    std::string name = it->path().filename().string();
+    std::string relative = it->path().lexically_relative(folder).string();
+    if (!selection.include.empty() && !MatchesAny(selection.include, name, relative)) continue;
+    if (MatchesAny(selection.exclude, name, relative)) continue;
+    found.push_back(it->path().string());
+  }
+  if (found.empty()) {
+    std::string filters;
+    if (!selection.include.empty()) {
+      StrAppend(&filters, " matching --include ", absl::StrJoin(selection.include, ","));
+    }
+    if (!selection.exclude.empty()) {
+      StrAppend(&filters, " not matching --exclude ", absl::StrJoin(selection.exclude, ","));
+    }
+    return absl::NotFoundError(StrCat("folder '", folder, "' holds no files", filters));
+  }
+  std::sort(found.begin(), found.end());
+  for (const std::string& path : found) {
+    TM_ASSIGN_OR_RETURN(InputFile file, DescribeFile(path, selection));
+    out.push_back(std::move(file));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AddPath(const std::string& path, const InputSelection& selection,
+                     std::vector<InputFile>& out) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return AddFolder(path, selection, out);
+  TM_ASSIGN_OR_RETURN(InputFile file, DescribeFile(path, selection));
+  out.push_back(std::move(file));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Compression CompressionFromMagic(const unsigned char* bytes, size_t size) {
+  if (size >= 4 && bytes[0] == 0x28 && bytes[1] == 0xB5 && bytes[2] == 0x2F && bytes[3] == 0xFD) {
+    return Compression::kZstd;
+  }
+  if (size >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B) return Compression::kGzip;
+  return Compression::kNone;
+}
+
+const char* CompressionName(Compression compression) {
+  switch (compression) {
+    case Compression::kZstd: return "zstd";
+    case Compression::kGzip: return "gzip";
+    case Compression::kNone: return "none";
+    case Compression::kDetectWhenRead: return "detected when read";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<std::vector<InputFile>> ResolveInputs(const std::vector<std::string>& arguments,
+                                                     const InputSelection& selection) {
+  if (selection.format != "auto" && selection.format != "text" && selection.format != "jsonl") {
+    return absl::InvalidArgumentError(
+        StrCat("input format must be auto, text or jsonl, not '", selection.format, "'"));
+  }
+  std::vector<InputFile> out;
+  for (const std::string& argument : arguments) {
+    if (argument == "-") {
+      InputFile file;
+      file.path = "-";
+      file.compression = Compression::kDetectWhenRead;
+      file.format = selection.format == "jsonl" ? RecordFormat::kJsonLines : RecordFormat::kText;
+      out.push_back(std::move(file));
+      continue;
+    }
+    struct stat st;
+    if (::stat(argument.c_str(), &st) != 0 && HasGlobCharacters(argument)) {
+      glob_t matches;
+      int rc = ::glob(argument.c_str(), 0, nullptr, &matches);
+      if (rc == GLOB_NOMATCH || (rc == 0 && matches.gl_pathc == 0)) {
+        ::globfree(&matches);
+        return absl::NotFoundError(StrCat("no files match '", argument, "'"));
+      }
+      if (rc != 0) {
+        ::globfree(&matches);
+        return absl::FailedPreconditionError(StrCat("cannot expand '", argument, "'"));
+      }
+      std::vector<std::string> paths(matches.gl_pathv, matches.gl_pathv + matches.gl_pathc);
+      ::globfree(&matches);
+      for (const std::string& path : paths) TM_RETURN_IF_ERROR(AddPath(path, selection, out));
+      continue;
+    }
+    TM_RETURN_IF_ERROR(AddPath(argument, selection, out));
+  }
+  return out;
+}
+
+}  // namespace tokenmill

@@ -1,0 +1,47 @@
+// Resolving the inputs of a counting run: files, folders (walked recursively, filtered by
+// --include/--exclude globs), shell-style globs and "-" (stdin), each with its format
+// recognised from magic bytes (zstd, gzip) and extension (.jsonl/.json/.ndjson, also under
+// .zst/.gz).
+//
+// Contract: ResolveInputs either returns every input file, in a deterministic order (arguments
+// in order; a folder's files and a glob's matches sorted by path), or fails before any work is
+// done with a message naming the argument: a missing or unreadable file, a folder or glob with
+// no matching files, a file whose extension promises compression its bytes do not have.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace tokenmill {
+
+enum class Compression { kNone, kZstd, kGzip, kDetectWhenRead };
+enum class RecordFormat { kText, kJsonLines };
+
+struct InputFile {
+  std::string path;  // "-" for stdin
+  uint64_t size = 0;  // bytes on disk; 0 for stdin (unknown)
+  Compression compression = Compression::kNone;
+  RecordFormat format = RecordFormat::kText;
+  bool is_stdin() const { return path == "-"; }
+};
+
+struct InputSelection {
+  std::vector<std::string> include;  // globs a file found in a folder must match (any of)
+  std::vector<std::string> exclude;  // globs that drop a file found in a folder
+  std::string format = "auto";       // auto (by extension) | text | jsonl
+};
+
+// Expands `arguments` into input files. `format` other than auto applies to every input.
+absl::StatusOr<std::vector<InputFile>> ResolveInputs(const std::vector<std::string>& arguments,
+                                                     const InputSelection& selection);
+
+// The compression announced by the first bytes of a stream (kNone if neither magic).
+Compression CompressionFromMagic(const unsigned char* bytes, size_t size);
+
+// "zstd", "gzip" or "none".
+const char* CompressionName(Compression compression);
+
+}  // namespace tokenmill

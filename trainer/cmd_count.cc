@@ -1,0 +1,102 @@
+// tokenmill count: count the words of a corpus and write them to a word-count file, which
+// `tokenmill train --counts` sums (so counting can run on many machines).
+#include <chrono>
+#include <cstdio>
+
+#include "commands.h"
+#include "common/file_util.h"
+#include "corpus_flags.h"
+#include "count/count_corpus.h"
+#include "count/counts_file.h"
+#include "flags.h"
+
+namespace tokenmill::cli {
+namespace {
+
+struct CountCommandOptions {
+  CountCorpusOptions corpus;
+  std::string output;
+  bool quiet = false;
+};
+
+void PrintSummary(const CorpusCounts& counts, double seconds, const std::string& output) {
+  const CountTotals t = counts.Totals();
+  std::fprintf(stderr,
+               "counted %llu files: %llu documents, %llu bytes, %llu words, %llu unique words "
+               "(%.2f s, %.1f MB/s)\n",
+               static_cast<unsigned long long>(t.files), static_cast<unsigned long long>(t.documents),
+               static_cast<unsigned long long>(t.bytes), static_cast<unsigned long long>(t.words),
+               static_cast<unsigned long long>(t.unique_words), seconds,
+               seconds > 0 ? static_cast<double>(t.bytes) / 1e6 / seconds : 0.0);
+  if (t.invalid_utf8 > 0 || t.nul_bytes > 0) {
+    std::fprintf(stderr,
+                 "note: the text holds %llu invalid UTF-8 sequences and %llu NUL bytes; they are "
+                 "counted as bytes like any other\n",
+                 static_cast<unsigned long long>(t.invalid_utf8),
+                 static_cast<unsigned long long>(t.nul_bytes));
+  }
+  if (t.skipped_records > 0) {
+    std::fprintf(stderr, "skipped %llu bad records; the first: %s\n",
+                 static_cast<unsigned long long>(t.skipped_records), counts.first_skipped.c_str());
+  }
+  std::fprintf(stderr, "wrote %s\n", output.c_str());
+}
+
+}  // namespace
+
+int RunCount(int argc, char** argv) {
+  CountCommandOptions options;
+  FlagSet flags("count", "--output counts.tmc [flags] INPUT...",
+                "Counts the words (pre-tokenized pieces) of a corpus and writes them to a\n"
+                "word-count file for 'tokenmill train --counts'. INPUTs are files, folders\n"
+                "(recursive), globs or - (stdin): plain text, .zst, .gz, and JSON lines\n"
+                "(.jsonl/.json, also compressed). Each line of text, with its newline, is one\n"
+                "document (see --doc-mode).");
+  flags.AddString("output", &options.output, "where to write the word-count file (required)");
+  AddCorpusFlags(flags, &options.corpus);
+  flags.AddBool("quiet", &options.quiet, "print nothing but errors");
+  absl::StatusOr<std::vector<std::string>> inputs = flags.Parse(argc, argv, 2);
+  if (!inputs.ok()) {
+    PrintError("count", inputs.status());
+    return kExitUsage;
+  }
+  if (flags.help_requested()) {
+    std::fputs(flags.Help().c_str(), stdout);
+    return kExitOk;
+  }
+  options.corpus.inputs = *inputs;
+  if (options.output.empty()) {
+    PrintError("count", "--output is required (where to write the word-count file)");
+    return kExitUsage;
+  }
+  if (options.corpus.inputs.empty() && options.corpus.counts_files.empty()) {
+    PrintError("count", "no inputs given (files, folders, globs or -)");
+    return kExitUsage;
+  }
+  // Everything a user can get wrong is checked before the corpus is read.
+  if (absl::Status s = CheckWritableOutput(options.output); !s.ok()) {
+    PrintError("count", s);
+    return kExitFailure;
+  }
+  if (absl::Status s = ValidateCountCorpusOptions(options.corpus); !s.ok()) {
+    PrintError("count", s);
+    return kExitFailure;
+  }
+  auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<CorpusCounts> counts = CountCorpus(options.corpus);
+  if (!counts.ok()) {
+    PrintError("count", counts.status());
+    return kExitFailure;
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (absl::Status s = WriteCountsFile(options.output, MakeCountsFileHeader(options.corpus, *counts),
+                                       counts->words);
+      !s.ok()) {
+    PrintError("count", s);
+    return kExitFailure;
+  }
+  if (!options.quiet) PrintSummary(*counts, seconds, options.output);
+  return kExitOk;
+}
+
+}  // namespace tokenmill::cli
