@@ -1,138 +1,448 @@
-// Interim trainer: recounts every pair before each merge. Correct, slow; the incremental
-// trainer replaces it.
+// The incremental BPE trainer. Phases: special tokens -> alphabet -> words -> initial pair
+// counts (parallel) -> merge loop -> end special tokens. The merge loop pops the best pair
+// from a lazy max-heap, rewrites only the words that hold it (in parallel batches when they
+// are many) and applies the neighbouring pairs' count changes, reduced in batch order.
+//
+// Performance notes (measured in bench/RESULTS.md, Training):
+//  - Words are flat symbol runs rewritten in place; pairs know their words, not positions, so
+//    a visit rescans its word (words are short; position lists would cost 4x the memory).
+//  - A merge's word visits run in fixed batches (kBatchWords), each netting its deltas per
+//    pair in a small private table; the serial reduction then touches each (batch, pair) once
+//    instead of each visit. Batch boundaries depend only on the word list, never on the
+//    thread count, and the counts are exact integer sums, so the output is the same for any
+//    number of threads.
+//  - Initial pairs are dense over the alphabet (at most 256 x 256), so they are counted into
+//    per-thread arrays and their word lists built as one flat array by a two-pass scatter.
 #include "train/bpe_trainer.h"
 
 #include <algorithm>
-#include <map>
+#include <atomic>
+#include <chrono>
+#include <limits>
+#include <optional>
 
-#include "absl/container/flat_hash_map.h"
-#include "common/strings.h"
 #include "common/byte_level.h"
+#include "common/status_macros.h"
+#include "common/strings.h"
+#include "oneapi/tbb/blocked_range.h"
+#include "oneapi/tbb/enumerable_thread_specific.h"
+#include "oneapi/tbb/global_control.h"
+#include "oneapi/tbb/parallel_for.h"
+#include "oneapi/tbb/task_arena.h"
+#include "train/merge_queue.h"
+#include "train/pair_deltas.h"
+#include "train/pair_table.h"
+#include "train/word_store.h"
 
 namespace tokenmill {
+namespace {
 
-absl::StatusOr<TrainResult> TrainBpe(const WordCounts& counts, const TrainerOptions& options,
-                                     const TrainControl& control) {
-  (void)control;  // interim trainer: no resume or interruption yet
-  absl::Status valid = options.Validate();
-  if (!valid.ok()) return valid;
-  TrainResult result;
-  BpeModel& model = result.model;
-  auto add_specials = [&] {
-    for (const std::string& s : options.special_tokens) {
-      model.specials.push_back({s, static_cast<TokenId>(model.tokens.size())});
-      model.tokens.push_back(s);
-    }
-  };
-  if (options.special_tokens_at == SpecialTokensAt::kStart) add_specials();
+// Words per batch when a merge's word visits run in parallel, and the fewest words for which
+// a merge goes parallel at all.
+constexpr size_t kBatchWords = 2048;
+constexpr size_t kParallelMinWords = 4 * kBatchWords;
+// Words per chunk when counting the initial pairs, and the most chunks.
+constexpr size_t kInitialChunkWords = 4096;
+constexpr size_t kMaxInitialChunks = 64;
 
-  // Alphabet.
-  std::vector<TokenId> byte_id(256, 0);
+class Stopwatch {
+ public:
+  double Lap() {
+    auto now = std::chrono::steady_clock::now();
+    double seconds = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return seconds;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+class Trainer {
+ public:
+  Trainer(const WordCounts& counts, const TrainerOptions& options, const TrainControl& control)
+      : counts_(counts),
+        options_(options),
+        control_(control),
+        arena_(options.threads > 0 ? options.threads : tbb::task_arena::automatic),
+        queue_(result_.model.tokens, options.hf_compat) {}
+
+  absl::StatusOr<TrainResult> Run();
+
+ private:
+  void AddSpecialTokens();
+  absl::Status BuildAlphabet(std::span<const std::pair<std::string_view, uint64_t>> words);
+  absl::Status BuildWords(std::span<const std::pair<std::string_view, uint64_t>> words);
+  void CountInitialPairs();
+  absl::Status MergeLoop();
+
+  bool Mergeable(TokenId left, TokenId right) const {
+    return options_.max_token_length == 0 ||
+           tokens()[left].size() + tokens()[right].size() <= options_.max_token_length;
+  }
+  const std::vector<std::string>& tokens() const { return result_.model.tokens; }
+  // The id of the token `left` + `right` forms: an existing one with those bytes, or a new one.
+  TokenId TokenFor(TokenId left, TokenId right);
+  // Resolves resume merge `i` to a pair index.
+  absl::StatusOr<uint32_t> ResumePair(size_t i) const;
+  // Merges pair `p` = (a, b) into t in every word holding it and updates the pair counts and
+  // the queue.
+  void ApplyMerge(uint32_t p, TokenId a, TokenId b, TokenId t);
+  void RunBatch(std::span<const uint32_t> words, TokenId a, TokenId b, TokenId t,
+                PairDeltas& deltas);
+  void ReduceBatch(const PairDeltas& deltas);
+  size_t TargetTokens() const;
+  std::string VocabShortfall() const;
+
+  const WordCounts& counts_;
+  const TrainerOptions& options_;
+  const TrainControl& control_;
+  tbb::task_arena arena_;
+  TrainResult result_;
+  TokenId byte_id_[256] = {};
+  TokenId first_alphabet_id_ = 0;
+  size_t alphabet_size_ = 0;
+  StringMap<TokenId> token_index_;  // non-special tokens by bytes
+  WordStore words_;
+  PairTable pairs_;
+  MergeQueue queue_;
+  // Merge-loop state: a stamp per word (the last merge that visited it, to skip duplicates in
+  // a word list) and per pair (the last merge that changed it, with its count before).
+  uint32_t merge_stamp_ = 0;
+  std::vector<uint32_t> word_stamp_;
+  std::vector<uint32_t> pair_stamp_;
+  std::vector<std::pair<uint32_t, uint64_t>> touched_;
+  std::vector<PairDeltas> batches_;
+  std::vector<uint32_t> slot_pairs_;  // ReduceBatch: the pair index of each batch slot
+};
+
+void Trainer::AddSpecialTokens() {
+  BpeModel& model = result_.model;
+  for (const std::string& s : options_.special_tokens) {
+    model.specials.push_back({s, static_cast<TokenId>(model.tokens.size())});
+    model.tokens.push_back(s);
+  }
+}
+
+absl::Status Trainer::BuildAlphabet(
+    std::span<const std::pair<std::string_view, uint64_t>> words) {
   std::vector<int> alphabet;
-  if (options.hf_compat) {
-    std::vector<bool> seen(256, false);
-    for (const auto& [word, count] : counts.Sorted()) {
+  if (options_.hf_compat) {
+    bool seen[256] = {};
+    for (const auto& [word, count] : words) {
       for (unsigned char c : word) seen[c] = true;
     }
-    for (int b = 0; b < 256; ++b) if (seen[b]) alphabet.push_back(b);
+    for (int b = 0; b < 256; ++b) {
+      if (seen[b]) alphabet.push_back(b);
+    }
     std::sort(alphabet.begin(), alphabet.end(),
               [](int x, int y) { return ByteToCodePoint(x) < ByteToCodePoint(y); });
   } else {
     for (int b = 0; b < 256; ++b) alphabet.push_back(b);
   }
+  BpeModel& model = result_.model;
+  first_alphabet_id_ = static_cast<TokenId>(model.tokens.size());
+  alphabet_size_ = alphabet.size();
   for (int b : alphabet) {
-    byte_id[b] = static_cast<TokenId>(model.tokens.size());
+    byte_id_[b] = static_cast<TokenId>(model.tokens.size());
     model.tokens.emplace_back(1, static_cast<char>(b));
+    token_index_.emplace(model.tokens.back(), byte_id_[b]);
   }
-  size_t target_without_end_specials =
-      options.special_tokens_at == SpecialTokensAt::kEnd
-          ? (options.vocab_size > options.special_tokens.size()
-                 ? options.vocab_size - options.special_tokens.size() : 0)
-          : options.vocab_size;
-  if (model.tokens.size() > target_without_end_specials) {
-    return absl::InvalidArgumentError(StrCat(
-        "--vocab-size ", options.vocab_size, " is smaller than the alphabet (",
-        alphabet.size(), ") plus ", options.special_tokens.size(), " special tokens"));
+  if (model.tokens.size() > TargetTokens()) {
+    return absl::InvalidArgumentError(
+        StrCat("--vocab-size ", options_.vocab_size, " is smaller than the alphabet (",
+               alphabet.size(), " byte tokens) plus ", options_.special_tokens.size(),
+               " special tokens"));
   }
+  return absl::OkStatus();
+}
 
-  // Words.
-  std::vector<std::vector<TokenId>> words;
-  std::vector<uint64_t> word_counts;
-  for (const auto& [word, count] : counts.Sorted()) {
-    std::vector<TokenId> symbols;
-    for (unsigned char c : word) symbols.push_back(byte_id[c]);
-    words.push_back(std::move(symbols));
-    word_counts.push_back(count);
+absl::Status Trainer::BuildWords(std::span<const std::pair<std::string_view, uint64_t>> words) {
+  if (words.size() >= std::numeric_limits<uint32_t>::max()) {
+    return absl::InvalidArgumentError(
+        StrCat("too many distinct words to train on (", words.size(), "; the limit is 2^32)"));
   }
-  StringMap<TokenId> index = model.TokenIndex();
+  for (const auto& [word, count] : words) {
+    if (word.size() >= std::numeric_limits<uint32_t>::max()) {
+      return absl::InvalidArgumentError(
+          StrCat("a word of ", word.size(), " bytes is too long to train on (limit 2^32)"));
+    }
+  }
+  words_ = WordStore::Build(words, byte_id_);
+  word_stamp_.assign(words_.size(), 0);
+  return absl::OkStatus();
+}
 
-  auto better = [&](const std::pair<TokenId, TokenId>& x, const std::pair<TokenId, TokenId>& y) {
-    if (options.hf_compat) return x < y;
-    const std::string& xl = model.tokens[x.first];
-    const std::string& yl = model.tokens[y.first];
-    if (xl != yl) return xl < yl;
-    return model.tokens[x.second] < model.tokens[y.second];
+void Trainer::CountInitialPairs() {
+  const size_t n = words_.size();
+  const size_t a = alphabet_size_;
+  const size_t dense = a * a;
+  const size_t chunks =
+      std::clamp<size_t>((n + kInitialChunkWords - 1) / kInitialChunkWords, 1, kMaxInitialChunks);
+  auto chunk_begin = [&](size_t c) { return static_cast<uint32_t>(n * c / chunks); };
+  auto dense_of = [&](TokenId left, TokenId right) {
+    return (left - first_alphabet_id_) * a + (right - first_alphabet_id_);
   };
-
-  result.stop_reason = "reached the vocabulary size";
-  while (model.tokens.size() < target_without_end_specials) {
-    std::map<std::pair<TokenId, TokenId>, uint64_t> pair_counts;
-    for (size_t w = 0; w < words.size(); ++w) {
-      for (size_t i = 0; i + 1 < words[w].size(); ++i) {
-        pair_counts[{words[w][i], words[w][i + 1]}] += word_counts[w];
+  // Per thread: pair counts (exact sums, so thread order does not matter) and a stamp per pair
+  // that lists each word once per pair.
+  tbb::enumerable_thread_specific<std::vector<uint64_t>> thread_counts(
+      [&] { return std::vector<uint64_t>(dense, 0); });
+  tbb::enumerable_thread_specific<std::vector<uint32_t>> thread_stamps(
+      [&] { return std::vector<uint32_t>(dense, 0); });
+  // Pass 1: per chunk, how many words hold each pair.
+  std::vector<std::vector<uint32_t>> cursor(chunks);
+  const bool mergeable = options_.max_token_length == 0 || options_.max_token_length >= 2;
+  auto for_each_new_pair = [&](uint32_t w, std::vector<uint32_t>& stamps, auto&& fn) {
+    std::span<const TokenId> s = words_.symbols(w);
+    for (size_t i = 0; i + 1 < s.size(); ++i) {
+      size_t d = dense_of(s[i], s[i + 1]);
+      fn(d, stamps[d] != w + 1);
+      stamps[d] = w + 1;
+    }
+  };
+  arena_.execute([&] {
+    tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+      std::vector<uint32_t>& hist = cursor[c];
+      hist.assign(dense, 0);
+      std::vector<uint64_t>& counts = thread_counts.local();
+      std::vector<uint32_t>& stamps = thread_stamps.local();
+      for (uint32_t w = chunk_begin(c); w < chunk_begin(c + 1); ++w) {
+        const uint64_t count = words_.count(w);
+        for_each_new_pair(w, stamps, [&](size_t d, bool first) {
+          counts[d] += count;
+          hist[d] += first;
+        });
       }
-    }
-    bool found = false;
-    std::pair<TokenId, TokenId> best;
-    uint64_t best_count = 0;
-    for (const auto& [pair, count] : pair_counts) {
-      if (options.max_token_length > 0 &&
-          model.tokens[pair.first].size() + model.tokens[pair.second].size() >
-              options.max_token_length) {
-        continue;
-      }
-      if (!found || count > best_count || (count == best_count && better(pair, best))) {
-        found = true;
-        best = pair;
-        best_count = count;
-      }
-    }
-    if (!found) {
-      result.stop_reason = "no pair is left to merge";
-      break;
-    }
-    if (best_count < options.min_frequency) {
-      result.stop_reason = StrCat("the best pair occurs ", best_count,
-                                        " times, below --min-frequency ", options.min_frequency);
-      break;
-    }
-    std::string merged = model.tokens[best.first] + model.tokens[best.second];
-    TokenId id;
-    if (auto it = index.find(merged); it != index.end()) {
-      id = it->second;
-    } else {
-      id = static_cast<TokenId>(model.tokens.size());
-      model.tokens.push_back(merged);
-      index.emplace(merged, id);
-    }
-    model.merges.push_back({best.first, best.second, id});
-    result.merge_counts.push_back(best_count);
-    for (std::vector<TokenId>& word : words) {
-      std::vector<TokenId> out;
-      out.reserve(word.size());
-      for (size_t i = 0; i < word.size(); ++i) {
-        if (i + 1 < word.size() && word[i] == best.first && word[i + 1] == best.second) {
-          out.push_back(id);
-          ++i;
-        } else {
-          out.push_back(word[i]);
-        }
-      }
-      word.swap(out);
+    });
+  });
+  std::vector<uint64_t> counts(dense, 0);
+  for (const std::vector<uint64_t>& local : thread_counts) {
+    for (size_t d = 0; d < dense; ++d) counts[d] += local[d];
+  }
+  // Offsets of each pair's words in one flat array; each chunk's cursor starts where the
+  // earlier chunks' words for that pair end, so the lists come out in word order.
+  std::vector<uint64_t> dense_offset(dense + 1, 0);
+  uint64_t total = 0;
+  for (size_t d = 0; d < dense; ++d) {
+    dense_offset[d] = total;
+    for (size_t c = 0; c < chunks; ++c) {
+      uint32_t in_chunk = cursor[c][d];
+      cursor[c][d] = static_cast<uint32_t>(total - dense_offset[d]);
+      total += in_chunk;
     }
   }
-  if (options.special_tokens_at == SpecialTokensAt::kEnd) add_specials();
-  return result;
+  dense_offset[dense] = total;
+  std::vector<uint32_t> flat(total);
+  // Pass 2: scatter the word indices (the stamps start over).
+  for (std::vector<uint32_t>& stamps : thread_stamps) std::fill(stamps.begin(), stamps.end(), 0);
+  arena_.execute([&] {
+    tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+      std::vector<uint32_t>& next = cursor[c];
+      std::vector<uint32_t>& stamps = thread_stamps.local();
+      for (uint32_t w = chunk_begin(c); w < chunk_begin(c + 1); ++w) {
+        for_each_new_pair(w, stamps, [&](size_t d, bool first) {
+          if (first) flat[dense_offset[d] + next[d]++] = w;
+        });
+      }
+    });
+  });
+  std::vector<PairKey> keys;
+  std::vector<uint64_t> pair_counts;
+  std::vector<uint64_t> offsets;
+  if (mergeable) {
+    for (size_t d = 0; d < dense; ++d) {
+      if (counts[d] == 0) continue;
+      keys.push_back(MakePairKey(static_cast<TokenId>(first_alphabet_id_ + d / a),
+                                 static_cast<TokenId>(first_alphabet_id_ + d % a)));
+      pair_counts.push_back(counts[d]);
+      offsets.push_back(dense_offset[d]);
+    }
+  }
+  offsets.push_back(mergeable ? total : 0);
+  if (!mergeable) flat.clear();
+  pairs_.SetInitial(std::move(keys), std::move(pair_counts), std::move(flat), std::move(offsets));
+  pair_stamp_.assign(pairs_.size(), 0);
+  queue_.Fill(pairs_);
+}
+
+TokenId Trainer::TokenFor(TokenId left, TokenId right) {
+  BpeModel& model = result_.model;
+  std::string merged = model.tokens[left] + model.tokens[right];
+  auto [it, inserted] = token_index_.try_emplace(merged, static_cast<TokenId>(model.tokens.size()));
+  if (inserted) model.tokens.push_back(std::move(merged));
+  return it->second;
+}
+
+absl::StatusOr<uint32_t> Trainer::ResumePair(size_t i) const {
+  const auto& [left, right] = control_.resume_merges[i];
+  auto l = token_index_.find(left);
+  auto r = token_index_.find(right);
+  int64_t p = -1;
+  if (l != token_index_.end() && r != token_index_.end()) {
+    p = pairs_.Find(MakePairKey(l->second, r->second));
+  }
+  if (p < 0 || pairs_.count(static_cast<uint32_t>(p)) == 0) {
+    return absl::FailedPreconditionError(StrCat(
+        "cannot resume: merge ", i + 1, " of the checkpoint ('", BytesToByteLevel(left),
+        "' + '", BytesToByteLevel(right),
+        "') does not occur in these word counts; the checkpoint belongs to another corpus or "
+        "other options"));
+  }
+  if (!Mergeable(l->second, r->second)) {
+    return absl::FailedPreconditionError(StrCat(
+        "cannot resume: merge ", i + 1, " of the checkpoint forms a token longer than "
+        "--max-token-length ", options_.max_token_length));
+  }
+  return static_cast<uint32_t>(p);
+}
+
+void Trainer::RunBatch(std::span<const uint32_t> words, TokenId a, TokenId b, TokenId t,
+                       PairDeltas& deltas) {
+  deltas.Clear();
+  for (uint32_t w : words) {
+    if (std::atomic_ref<uint32_t>(word_stamp_[w]).exchange(merge_stamp_,
+                                                           std::memory_order_relaxed) ==
+        merge_stamp_) {
+      continue;  // listed twice
+    }
+    deltas.BeginWord(w);
+    words_.MergeWord(w, a, b, t, [&](TokenId left, TokenId right, int64_t delta) {
+      if (Mergeable(left, right)) deltas.Report(left, right, delta);
+    });
+    deltas.EndWord();
+  }
+}
+
+void Trainer::ReduceBatch(const PairDeltas& deltas) {
+  std::span<const PairKey> keys = deltas.keys();
+  std::span<const int64_t> sums = deltas.sums();
+  std::vector<uint32_t>& global = slot_pairs_;
+  global.resize(keys.size());
+  for (size_t slot = 0; slot < keys.size(); ++slot) {
+    uint32_t p = pairs_.FindOrAdd(keys[slot]);
+    global[slot] = p;
+    if (p >= pair_stamp_.size()) pair_stamp_.resize(p + 1, 0);
+    if (pair_stamp_[p] != merge_stamp_) {
+      pair_stamp_[p] = merge_stamp_;
+      touched_.push_back({p, pairs_.count(p)});
+    }
+    pairs_.AddCount(p, sums[slot]);
+  }
+  for (const PairDeltas::Risen& r : deltas.risen()) pairs_.AddWord(global[r.slot], r.word);
+}
+
+void Trainer::ApplyMerge(uint32_t p, TokenId a, TokenId b, TokenId t) {
+  ++merge_stamp_;
+  std::vector<uint32_t> words = pairs_.TakeWordsAndClear(p);
+  const size_t batches =
+      words.size() < kParallelMinWords ? 1 : (words.size() + kBatchWords - 1) / kBatchWords;
+  if (batches_.size() < batches) batches_.resize(batches);
+  if (batches == 1) {
+    RunBatch(words, a, b, t, batches_[0]);
+  } else {
+    arena_.execute([&] {
+      tbb::parallel_for(size_t{0}, batches, [&](size_t i) {
+        size_t begin = i * kBatchWords, end = std::min(words.size(), begin + kBatchWords);
+        RunBatch(std::span<const uint32_t>(words).subspan(begin, end - begin), a, b, t,
+                 batches_[i]);
+      });
+    });
+  }
+  touched_.clear();
+  for (size_t i = 0; i < batches; ++i) ReduceBatch(batches_[i]);
+  for (const auto& [q, before] : touched_) {
+    if (pairs_.count(q) > before) queue_.Push(pairs_.count(q), pairs_.key(q), q);
+  }
+}
+
+size_t Trainer::TargetTokens() const {
+  size_t end_specials =
+      options_.special_tokens_at == SpecialTokensAt::kEnd ? options_.special_tokens.size() : 0;
+  return options_.vocab_size > end_specials ? options_.vocab_size - end_specials : 0;
+}
+
+std::string Trainer::VocabShortfall() const {
+  size_t reached = tokens().size() + (TargetTokens() < options_.vocab_size
+                                          ? options_.vocab_size - TargetTokens() : 0);
+  return StrCat("stopped at vocab size ", reached, " of the ", options_.vocab_size, " asked for");
+}
+
+absl::Status Trainer::MergeLoop() {
+  BpeModel& model = result_.model;
+  result_.stop_reason = StrCat("reached --vocab-size ", options_.vocab_size);
+  size_t resumed = 0;
+  while (model.tokens.size() < TargetTokens()) {
+    uint32_t p;
+    if (resumed < control_.resume_merges.size()) {
+      TM_ASSIGN_OR_RETURN(p, ResumePair(resumed));
+      ++resumed;
+    } else {
+      int64_t best = queue_.PopBest(pairs_);
+      if (best < 0) {
+        if (model.merges.empty()) {
+          return absl::FailedPreconditionError(
+              "the corpus yields no pair to merge (every word is a single byte), so no merge "
+              "can be learned");
+        }
+        result_.stop_reason = StrCat("no pair is left to merge; ", VocabShortfall());
+        break;
+      }
+      p = static_cast<uint32_t>(best);
+    }
+    const uint64_t count = pairs_.count(p);
+    if (count < options_.min_frequency) {
+      result_.stop_reason = StrCat("the best pair occurs ", count, " times, below --min-frequency ",
+                                   options_.min_frequency, "; ", VocabShortfall());
+      break;
+    }
+    const TokenId a = PairLeft(pairs_.key(p)), b = PairRight(pairs_.key(p));
+    const TokenId t = TokenFor(a, b);
+    model.merges.push_back({a, b, t});
+    result_.merge_counts.push_back(count);
+    ApplyMerge(p, a, b, t);
+    if (control_.after_merge) {
+      MergeEvent event{model.merges.size(), model.tokens[a], model.tokens[b], count, t};
+      if (!control_.after_merge(event)) {
+        result_.interrupted = true;
+        result_.stop_reason = StrCat("interrupted after ", model.merges.size(), " merges");
+        break;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TrainResult> Trainer::Run() {
+  TM_RETURN_IF_ERROR(options_.Validate());
+  Stopwatch clock;
+  auto lap = [&](const char* phase) { result_.phase_seconds.emplace_back(phase, clock.Lap()); };
+  if (options_.special_tokens_at == SpecialTokensAt::kStart) AddSpecialTokens();
+  {
+    const std::vector<std::pair<std::string_view, uint64_t>> sorted = counts_.Sorted();
+    TM_RETURN_IF_ERROR(BuildAlphabet(sorted));
+    TM_RETURN_IF_ERROR(BuildWords(sorted));
+  }
+  lap("words");
+  CountInitialPairs();
+  lap("initial pairs");
+  TM_RETURN_IF_ERROR(MergeLoop());
+  lap("merges");
+  if (options_.special_tokens_at == SpecialTokensAt::kEnd) AddSpecialTokens();
+  return std::move(result_);
+}
+
+}  // namespace
+
+absl::StatusOr<TrainResult> TrainBpe(const WordCounts& counts, const TrainerOptions& options,
+                                     const TrainControl& control) {
+  // --threads above the core count is honoured (oversubscribed), not capped with a warning.
+  std::optional<tbb::global_control> parallelism;
+  if (options.threads > 0) {
+    parallelism.emplace(tbb::global_control::max_allowed_parallelism,
+                        static_cast<size_t>(options.threads));
+  }
+  Trainer trainer(counts, options, control);
+  return trainer.Run();
 }
 
 }  // namespace tokenmill

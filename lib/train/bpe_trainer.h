@@ -9,7 +9,17 @@
 //    a, bytes of b) compared lexicographically (or, with hf_compat, by (id of a, id of b)).
 //    In every word the pair is replaced left to right, without overlap.
 //  - A merge whose bytes already name a token reuses that id (as Hugging Face does) and does
-//    not grow the vocabulary; the merge is still recorded.
+//    not grow the vocabulary; the merge is still recorded and training continues until the
+//    vocabulary reaches vocab_size ids. Special tokens are not part of this lookup: a merge
+//    spelling a special token's text forms an ordinary token. In practice reuse does not
+//    arise: merges apply everywhere, left to right, so a string that becomes a token always
+//    gets there through the same merges (context can only swallow its edge, never re-split
+//    it); no reuse was seen on thousands of random corpora (tests/train_test.cc) nor in Hugging
+//    Face's output on the shared corpora. The rule is kept as a safeguard.
+//  - Ids: special tokens first when special_tokens_at is kStart, then the alphabet (all 256
+//    bytes in byte order, or with hf_compat the bytes that occur in the words ordered by their
+//    GPT-2 byte-level code point, as Hugging Face does), then each new token in merge order,
+//    then special tokens when special_tokens_at is kEnd.
 //  - Pairs whose merged token would exceed max_token_length bytes are never merged.
 //  - Training stops at vocab_size ids, when no pair is left, or when the best count is below
 //    min_frequency.
@@ -34,6 +44,8 @@ struct TrainResult {
   std::vector<uint64_t> merge_counts;  // the pair count of each merge when it was chosen
   std::string stop_reason;             // why training stopped, in words
   bool interrupted = false;            // TrainControl::after_merge asked to stop
+  // Wall time of each phase, in order: (name, seconds).
+  std::vector<std::pair<std::string, double>> phase_seconds;
 };
 
 // One learned merge, as reported to TrainControl::after_merge.
@@ -49,13 +61,21 @@ struct MergeEvent {
 struct TrainControl {
   // Merges learned by an earlier run on the same counts with the same result-changing options,
   // in order, as (left bytes, right bytes). They are replayed (not re-searched) before training
-  // continues, so that the final model is identical to one uninterrupted run.
+  // continues, so that the final model is identical to one uninterrupted run. Replay stops,
+  // like training, at vocab_size or min_frequency; a merge that does not occur in the counts
+  // makes TrainBpe fail.
   std::vector<std::pair<std::string, std::string>> resume_merges;
   // Called after each merge (replayed ones included). Returning false stops training at once;
   // the result then holds the merges so far and `interrupted` is set.
   std::function<bool(const MergeEvent&)> after_merge;
 };
 
+// Trains on `counts` (words with their counts, e.g. from CountCorpus). Fails when the options
+// are invalid, when vocab_size is smaller than the alphabet plus the special tokens, when
+// merges are needed but no word holds a pair, or when `control.resume_merges` does not fit
+// these counts. Falling short of vocab_size (no pair left, or min_frequency) is not an error:
+// the result then holds a valid model of the size reached and says why in stop_reason.
+// The result is the same whatever options.threads is.
 absl::StatusOr<TrainResult> TrainBpe(const WordCounts& counts, const TrainerOptions& options,
                                      const TrainControl& control = {});
 

@@ -7,6 +7,11 @@ namespace tokenmill {
 
 absl::Status TrainerOptions::Validate() const {
   if (threads < 0) return absl::InvalidArgumentError("--threads must be 0 (all cores) or more");
+  if (max_token_length == 1) {
+    return absl::InvalidArgumentError(
+        "--max-token-length 1 allows no merge (every merge forms at least 2 bytes); use 0 for "
+        "no limit or 2 and more");
+  }
   StringSet seen;
   for (const std::string& s : special_tokens) {
     if (s.empty()) return absl::InvalidArgumentError("--special-token must not be empty");

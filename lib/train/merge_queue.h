@@ -1,0 +1,57 @@
+// MergeQueue: the mergeable pairs ordered by count, highest first, as a binary max-heap with
+// lazy invalidation.
+//
+// Contract:
+//  - Order: higher count first; among equal counts, with byte ties the pair smaller by (left
+//    token's bytes, right token's bytes) lexicographically, with id ties (hf_compat) the pair
+//    smaller by (left id, right id). Distinct pairs never compare equal, so the order is total
+//    and the pops do not depend on push order.
+//  - The caller pushes (count, pair) whenever a pair's count rises (including when it first
+//    appears) and never needs to remove anything: PopBest() drops entries of pairs whose count
+//    is now zero, drops entries below the current count (a fresher entry exists) and re-queues
+//    entries above it at the current count. Invariant kept by the caller: every pair with a
+//    non-zero count has an entry with at least its current count.
+//
+// Performance note: count buckets were the alternative; the heap holds a few million entries at
+// most (one per count rise), pops cost O(log n) and ties are rare except at the tail, where
+// entries are few, so the plain heap won (see bench/RESULTS.md, Training).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "train/pair_table.h"
+
+namespace tokenmill {
+
+class MergeQueue {
+ public:
+  // `tokens` (the bytes of every id) must outlive the queue; it may grow.
+  MergeQueue(const std::vector<std::string>& tokens, bool id_ties)
+      : tokens_(tokens), id_ties_(id_ties) {}
+
+  void Push(uint64_t count, PairKey key, uint32_t pair);
+  // Builds the heap from the current counts of all pairs in `pairs` (initial fill).
+  void Fill(const PairTable& pairs);
+  // The pair with the highest current count (by the order above), removed from the queue, or
+  // -1 when no pair has a non-zero count.
+  int64_t PopBest(const PairTable& pairs);
+  size_t size() const { return heap_.size(); }
+
+ private:
+  struct Entry {
+    uint64_t count;
+    PairKey key;
+    uint32_t pair;
+  };
+  // True when x is to be merged after y (x is "less" in the max-heap).
+  bool After(const Entry& x, const Entry& y) const;
+  bool TieBefore(PairKey x, PairKey y) const;
+
+  const std::vector<std::string>& tokens_;
+  bool id_ties_;
+  std::vector<Entry> heap_;
+};
+
+}  // namespace tokenmill

@@ -1,0 +1,468 @@
+// The product trainer (TrainBpe) against the reference trainer, the documented options, the
+// resume/interrupt hooks and thread-count independence.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "count/word_counts.h"
+#include "reference/reference_trainer.h"
+#include "train/bpe_trainer.h"
+
+namespace tokenmill {
+namespace testing {
+void PrintTo(const ReferenceMerge& m, std::ostream* os) {
+  *os << "'" << m.left << "' + '" << m.right << "' (" << m.count << ")";
+}
+}  // namespace testing
+namespace {
+
+using ::testing::HasSubstr;
+using testing::ReferenceMerge;
+using testing::ReferenceOptions;
+using testing::ReferenceTrain;
+using Words = std::vector<std::pair<std::string, uint64_t>>;
+
+WordCounts ToCounts(const Words& words) {
+  WordCounts counts;
+  for (const auto& [w, c] : words) counts.Add(w, c);
+  return counts;
+}
+
+std::vector<ReferenceMerge> ProductMerges(const TrainResult& result) {
+  std::vector<ReferenceMerge> merges;
+  for (size_t i = 0; i < result.model.merges.size(); ++i) {
+    const Merge& m = result.model.merges[i];
+    merges.push_back({result.model.tokens[m.left], result.model.tokens[m.right],
+                      result.merge_counts[i]});
+  }
+  return merges;
+}
+
+ReferenceOptions ToReference(const TrainerOptions& options) {
+  ReferenceOptions ref;
+  ref.vocab_size = options.vocab_size;
+  ref.min_frequency = options.min_frequency;
+  ref.max_token_length = options.max_token_length;
+  ref.num_special_tokens = options.special_tokens.size();
+  ref.hf_compat = options.hf_compat;
+  return ref;
+}
+
+std::string Describe(const std::vector<ReferenceMerge>& merges) {
+  std::string out;
+  for (const ReferenceMerge& m : merges) {
+    out += "'" + m.left + "' + '" + m.right + "' (" + std::to_string(m.count) + ")\n";
+  }
+  return out;
+}
+
+// The ids the contract in bpe_trainer.h gives, checked independently of the trainer: specials
+// where special_tokens_at says, the alphabet, then each new token once in merge order.
+void ExpectIdsFollowContract(const Words& words, const TrainerOptions& options,
+                             const TrainResult& result) {
+  const BpeModel& model = result.model;
+  ASSERT_TRUE(model.Validate().ok()) << model.Validate();
+  std::vector<std::string> expected;
+  if (options.special_tokens_at == SpecialTokensAt::kStart) {
+    expected = options.special_tokens;
+  }
+  std::vector<int> alphabet;
+  if (options.hf_compat) {
+    bool seen[256] = {};
+    for (const auto& [w, c] : words) {
+      for (unsigned char b : w) seen[b] = true;
+    }
+    // Byte-level code points: printable Latin-1 map to themselves and sort first among equals
+    // of their range; the others map above 255 in byte order.
+    auto printable = [](int x) {
+      return (x >= 33 && x <= 126) || (x >= 161 && x <= 172) || (x >= 174 && x <= 255);
+    };
+    for (int b = 0; b < 256; ++b) {
+      if (seen[b] && printable(b)) alphabet.push_back(b);
+    }
+    for (int b = 0; b < 256; ++b) {
+      if (seen[b] && !printable(b)) alphabet.push_back(b);
+    }
+  } else {
+    for (int b = 0; b < 256; ++b) alphabet.push_back(b);
+  }
+  for (int b : alphabet) expected.emplace_back(1, static_cast<char>(b));
+  for (const Merge& m : model.merges) {
+    std::string s = model.tokens[m.left] + model.tokens[m.right];
+    if (std::find(expected.begin() + static_cast<ptrdiff_t>(
+                      options.special_tokens_at == SpecialTokensAt::kStart
+                          ? options.special_tokens.size() : 0),
+                  expected.end(), s) == expected.end()) {
+      expected.push_back(s);
+    }
+  }
+  if (options.special_tokens_at == SpecialTokensAt::kEnd) {
+    expected.insert(expected.end(), options.special_tokens.begin(), options.special_tokens.end());
+  }
+  EXPECT_EQ(model.tokens, expected);
+  EXPECT_LE(model.VocabSize(), options.vocab_size);
+}
+
+// Returns how many merges reused an existing token's id.
+size_t ExpectMatchesReference(const Words& words, const TrainerOptions& options,
+                              const std::string& label) {
+  SCOPED_TRACE(label);
+  absl::StatusOr<TrainResult> result = TrainBpe(ToCounts(words), options);
+  std::vector<ReferenceMerge> expected = ReferenceTrain(words, ToReference(options));
+  if (!result.ok()) {
+    // The only failure allowed here: merges were needed but no word holds a pair.
+    EXPECT_THAT(std::string(result.status().message()), HasSubstr("no pair to merge"));
+    EXPECT_TRUE(expected.empty());
+    return 0;
+  }
+  std::vector<ReferenceMerge> actual = ProductMerges(*result);
+  EXPECT_EQ(actual, expected) << "product:\n" << Describe(actual) << "reference:\n"
+                              << Describe(expected);
+  ExpectIdsFollowContract(words, options, *result);
+  std::set<TokenId> formed;
+  for (const Merge& m : result->model.merges) formed.insert(m.result);
+  return result->model.merges.size() - formed.size();
+}
+
+// ---- random corpora ----------------------------------------------------------------------
+
+enum class CorpusKind { kRepeats, kMixedScripts, kChinese, kBytes };
+
+std::string RandomWord(CorpusKind kind, std::mt19937_64& rng) {
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  std::string w;
+  switch (kind) {
+    case CorpusKind::kRepeats: {  // "aaaa", "abab", "aab": overlapping pairs
+      const char* letters = "aab";
+      size_t len = 1 + pick(24);
+      if (pick(3) == 0) {
+        w.assign(len, letters[pick(3)]);
+      } else {
+        for (size_t i = 0; i < len; ++i) w.push_back(letters[pick(3)]);
+      }
+      break;
+    }
+    case CorpusKind::kMixedScripts: {
+      static const std::vector<std::string> pieces = {
+          "a", "e", "t", "th", " ", "\n", "\xc3\xa9", "\xd0\xb4", "\xd0\xb0", "\xce\xbb",
+          "\xe4\xb8\xad", "\xe6\x96\x87", "\xf0\x9f\x98\x80", "\xff", "\x80", "\t", "0", "1"};
+      size_t len = 1 + pick(8);
+      for (size_t i = 0; i < len; ++i) w += pieces[pick(pieces.size())];
+      break;
+    }
+    case CorpusKind::kChinese: {
+      static const std::vector<std::string> chars = {
+          "\xe7\x9a\x84", "\xe4\xb8\x80", "\xe6\x98\xaf", "\xe4\xb8\x8d", "\xe4\xba\x86",
+          "\xe4\xba\xba", "\xe6\x88\x91", "\xe5\x9c\xa8", "\xe6\x9c\x89", "\xe4\xbb\x96",
+          "\xe8\xbf\x99", "\xe4\xb8\xad", "\xe5\xa4\xa7", "\xe6\x9d\xa5", "\xef\xbc\x8c"};
+      size_t len = 1 + pick(7);
+      for (size_t i = 0; i < len; ++i) w += chars[pick(chars.size())];
+      break;
+    }
+    case CorpusKind::kBytes: {
+      size_t len = 1 + pick(10);
+      for (size_t i = 0; i < len; ++i) w.push_back(static_cast<char>(pick(6) * 47));
+      break;
+    }
+  }
+  return w;
+}
+
+Words RandomWords(CorpusKind kind, size_t n, std::mt19937_64& rng) {
+  Words words;
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t count = 1 + rng() % (rng() % 4 == 0 ? 1000 : 5);
+    words.emplace_back(RandomWord(kind, rng), count);
+  }
+  return words;
+}
+
+TEST(TrainBpe, EqualsReferenceOnRandomCorpora) {
+  std::mt19937_64 rng(20240611);
+  int trained = 0;
+  size_t reused = 0;
+  for (int i = 0; i < 240; ++i) {
+    CorpusKind kind = static_cast<CorpusKind>(i % 4);
+    Words words = RandomWords(kind, 10 + rng() % 90, rng);
+    TrainerOptions options;
+    options.hf_compat = rng() % 2 == 0;
+    options.threads = 1 + static_cast<int>(rng() % 2);
+    size_t specials = rng() % 3;
+    for (size_t s = 0; s < specials; ++s) options.special_tokens.push_back("<s" + std::to_string(s) + ">");
+    options.special_tokens_at = rng() % 2 ? SpecialTokensAt::kStart : SpecialTokensAt::kEnd;
+    if (rng() % 3 == 0) options.max_token_length = 2 + rng() % 6;
+    if (rng() % 3 == 0) options.min_frequency = 1 + rng() % 40;
+    size_t alphabet = 256;
+    if (options.hf_compat) {
+      bool seen[256] = {};
+      alphabet = 0;
+      for (const auto& [w, c] : words) {
+        for (unsigned char b : w) alphabet += !seen[b], seen[b] = true;
+      }
+    }
+    options.vocab_size = alphabet + specials + rng() % (i % 5 == 0 ? 400 : 120);
+    reused += ExpectMatchesReference(words, options,
+                           "corpus " + std::to_string(i) + " kind " + std::to_string(i % 4) +
+                               " vocab " + std::to_string(options.vocab_size) + " hf " +
+                               std::to_string(options.hf_compat) + " max_len " +
+                               std::to_string(options.max_token_length) + " min_freq " +
+                               std::to_string(options.min_frequency));
+    ++trained;
+  }
+  EXPECT_GE(trained, 200);
+  // Id reuse is implemented (as in Hugging Face) but never seen: see bpe_trainer.h.
+  EXPECT_EQ(reused, 0u);
+}
+
+// Large counts (beyond 32 bits) must not overflow.
+TEST(TrainBpe, EqualsReferenceWithCountsBeyond32Bits) {
+  Words words = {{"abab", uint64_t{3} << 40}, {"bab", (uint64_t{1} << 41) + 7}, {"aab", 5}};
+  TrainerOptions options;
+  options.vocab_size = 262;
+  ExpectMatchesReference(words, options, "large counts");
+}
+
+// A pair list long enough that merges run in parallel batches, checked against the reference.
+TEST(TrainBpe, EqualsReferenceWhenMergesRunInBatches) {
+  std::mt19937_64 rng(7);
+  Words words;
+  for (int i = 0; i < 12000; ++i) {
+    std::string w = "x";
+    size_t len = 1 + rng() % 5;
+    for (size_t k = 0; k < len; ++k) w.push_back("abcx"[rng() % 4]);
+    words.emplace_back(w, 1 + rng() % 3);
+  }
+  for (bool hf : {false, true}) {
+    TrainerOptions options;
+    options.hf_compat = hf;
+    options.threads = 2;
+    options.vocab_size = (hf ? 4 : 256) + 12;
+    ExpectMatchesReference(words, options, hf ? "batches, hf" : "batches");
+  }
+}
+
+// ---- golden merges ----------------------------------------------------------------------
+
+// Produced by ReferenceTrain on this corpus (and re-checked below, so the golden list and the
+// oracle cannot drift apart). The ties at counts 5 and 2 go by bytes ("ab" < "r"), or with
+// hf_compat by ids ('r' is an alphabet id, "ab" a later one).
+const Words kGoldenCorpus = {{"abracadabra", 2}, {" cadabra", 1}, {"aaaa", 1}, {"rab", 2},
+                              {" c", 3}, {"bc", 2}};
+
+TEST(TrainBpe, GoldenMergesOnATinyCorpusWithTies) {
+  struct Case {
+    bool hf;
+    std::vector<ReferenceMerge> merges;
+  };
+  const std::vector<Case> cases = {
+      {false,
+       {{"a", "b", 7}, {"ab", "r", 5}, {"abr", "a", 5}, {" ", "c", 4}, {"a", "a", 3},
+        {"a", "d", 3}, {"ad", "abra", 3}, {"abra", "c", 2}, {"abrac", "adabra", 2}}},
+      {true,
+       {{"a", "b", 7}, {"r", "a", 5}, {"ab", "ra", 5}, {" ", "c", 4}, {"a", "a", 3},
+        {"a", "d", 3}, {"ad", "abra", 3}, {"b", "c", 2}, {"c", "adabra", 2}}},
+  };
+  for (const Case& c : cases) {
+    TrainerOptions options;
+    options.hf_compat = c.hf;
+    options.vocab_size = (c.hf ? 6 : 256) + 9;
+    EXPECT_EQ(ReferenceTrain(kGoldenCorpus, ToReference(options)), c.merges)
+        << Describe(ReferenceTrain(kGoldenCorpus, ToReference(options)));
+    absl::StatusOr<TrainResult> result = TrainBpe(ToCounts(kGoldenCorpus), options);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(ProductMerges(*result), c.merges) << Describe(ProductMerges(*result));
+  }
+}
+
+// ---- determinism ------------------------------------------------------------------------
+
+Words ManyWords(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Words words;
+  for (size_t i = 0; i < n; ++i) {
+    words.emplace_back(RandomWord(static_cast<CorpusKind>(i % 4), rng) + std::to_string(i % 97),
+                       1 + rng() % 20);
+  }
+  return words;
+}
+
+TEST(TrainBpe, SameOutputWithOneTwoAndEightThreads) {
+  WordCounts counts = ToCounts(ManyWords(40000, 11));
+  for (bool hf : {false, true}) {
+    std::vector<TrainResult> results;
+    for (int threads : {1, 2, 8}) {
+      TrainerOptions options;
+      options.hf_compat = hf;
+      options.vocab_size = 1500;
+      options.threads = threads;
+      absl::StatusOr<TrainResult> result = TrainBpe(counts, options);
+      ASSERT_TRUE(result.ok()) << result.status();
+      results.push_back(*std::move(result));
+    }
+    for (size_t i = 1; i < results.size(); ++i) {
+      EXPECT_EQ(results[i].model, results[0].model) << "threads differ, hf " << hf;
+      EXPECT_EQ(results[i].merge_counts, results[0].merge_counts);
+    }
+    EXPECT_EQ(results[0].model.VocabSize(), 1500u);
+  }
+}
+
+// ---- options ----------------------------------------------------------------------------
+
+TEST(TrainBpe, MaxTokenLengthBoundsEveryToken) {
+  Words words = {{"aaaaaaaaaaaaaaaa", 10}, {"abcabcabcabc", 7}, {"\xe4\xb8\xad\xe6\x96\x87", 9}};
+  for (size_t limit : {2u, 3u, 5u}) {
+    TrainerOptions options;
+    options.vocab_size = 300;
+    options.max_token_length = limit;
+    absl::StatusOr<TrainResult> result = TrainBpe(ToCounts(words), options);
+    ASSERT_TRUE(result.ok()) << result.status();
+    ASSERT_FALSE(result->model.merges.empty());
+    size_t longest = 0;
+    for (const std::string& t : result->model.tokens) longest = std::max(longest, t.size());
+    EXPECT_EQ(longest, limit);  // the corpus allows tokens of every length up to the limit
+    EXPECT_THAT(result->stop_reason, HasSubstr("no pair is left"));
+  }
+}
+
+TEST(TrainBpe, MinFrequencyStopsAtTheFirstRarerPair) {
+  Words words = {{"ab", 10}, {"cd", 5}, {"ef", 4}, {"gh", 1}};
+  TrainerOptions options;
+  options.vocab_size = 300;
+  options.min_frequency = 5;
+  absl::StatusOr<TrainResult> result = TrainBpe(ToCounts(words), options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->merge_counts, (std::vector<uint64_t>{10, 5}));
+  EXPECT_THAT(result->stop_reason, HasSubstr("occurs 4 times, below --min-frequency 5"));
+  EXPECT_THAT(result->stop_reason, HasSubstr("stopped at vocab size 258 of the 300"));
+}
+
+TEST(TrainBpe, SpecialTokensTakeIdsAtStartOrEnd) {
+  Words words = {{"abab", 3}};
+  for (SpecialTokensAt at : {SpecialTokensAt::kStart, SpecialTokensAt::kEnd}) {
+    TrainerOptions options;
+    options.vocab_size = 260;
+    options.special_tokens = {"<|a|>", "<|b|>"};
+    options.special_tokens_at = at;
+    absl::StatusOr<TrainResult> result = TrainBpe(ToCounts(words), options);
+    ASSERT_TRUE(result.ok()) << result.status();
+    const BpeModel& model = result->model;
+    EXPECT_EQ(model.VocabSize(), 260u);
+    TokenId first = at == SpecialTokensAt::kStart ? 0 : 258;
+    EXPECT_EQ(model.specials, (std::vector<SpecialToken>{{"<|a|>", first}, {"<|b|>", first + 1}}));
+    EXPECT_EQ(model.merges.size(), 2u);  // "ab", then "abab"
+  }
+}
+
+// ---- bad input --------------------------------------------------------------------------
+
+TEST(TrainBpe, VocabSmallerThanAlphabetPlusSpecialsIsAnError) {
+  TrainerOptions options;
+  options.vocab_size = 257;
+  options.special_tokens = {"<a>", "<b>"};
+  absl::StatusOr<TrainResult> result = TrainBpe(ToCounts({{"ab", 1}}), options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(std::string(result.status().message()),
+              HasSubstr("--vocab-size 257 is smaller than the 256 byte tokens plus 2 special"));
+  options.hf_compat = true;
+  options.vocab_size = 3;  // alphabet {a, b} + 2 specials = 4
+  result = TrainBpe(ToCounts({{"ab", 1}}), options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(std::string(result.status().message()),
+              HasSubstr("--vocab-size 3 is smaller than the alphabet (2 byte tokens) plus 2"));
+}
+
+TEST(TrainBpe, VocabLargerThanTheCorpusSuppliesStopsWithAValidModel) {
+  TrainerOptions options;
+  options.vocab_size = 1000;
+  absl::StatusOr<TrainResult> result = TrainBpe(ToCounts({{"hello", 2}, {"help", 1}}), options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->model.Validate().ok());
+  EXPECT_EQ(result->model.VocabSize(), 256u + 5u);  // he, hel, hell/help..., see the reference
+  EXPECT_EQ(ProductMerges(*result),
+            ReferenceTrain({{"hello", 2}, {"help", 1}}, ToReference(options)));
+  EXPECT_THAT(result->stop_reason,
+              HasSubstr("no pair is left to merge; stopped at vocab size 261 of the 1000"));
+}
+
+TEST(TrainBpe, CorpusWithoutPairsIsAnError) {
+  TrainerOptions options;
+  options.vocab_size = 300;
+  absl::StatusOr<TrainResult> result = TrainBpe(ToCounts({{"a", 5}, {" ", 2}}), options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(std::string(result.status().message()), HasSubstr("no pair to merge"));
+  options.vocab_size = 256;  // nothing to learn: not an error
+  EXPECT_TRUE(TrainBpe(ToCounts({{"a", 5}}), options).ok());
+}
+
+TEST(TrainBpe, ConflictingOptionsAreErrors) {
+  TrainerOptions options;
+  options.max_token_length = 1;
+  EXPECT_THAT(std::string(options.Validate().message()), HasSubstr("--max-token-length 1"));
+  options = {};
+  options.special_tokens = {"<a>", "<a>"};
+  EXPECT_THAT(std::string(options.Validate().message()), HasSubstr("given twice"));
+  options = {};
+  options.threads = -1;
+  EXPECT_THAT(std::string(options.Validate().message()), HasSubstr("--threads"));
+}
+
+// ---- interrupt and resume ------------------------------------------------------------------
+
+TEST(TrainBpe, ResumingFromThePartialMergesGivesTheUninterruptedResult) {
+  WordCounts counts = ToCounts(ManyWords(3000, 5));
+  for (bool hf : {false, true}) {
+    TrainerOptions options;
+    options.hf_compat = hf;
+    options.vocab_size = 900;
+    options.special_tokens = {"<eot>"};
+    absl::StatusOr<TrainResult> full = TrainBpe(counts, options);
+    ASSERT_TRUE(full.ok()) << full.status();
+    for (size_t stop_after : {size_t{1}, size_t{57}, full->model.merges.size() - 1}) {
+      TrainControl interrupt;
+      size_t seen = 0;
+      interrupt.after_merge = [&](const MergeEvent& event) {
+        EXPECT_EQ(event.merges_done, ++seen);
+        return event.merges_done < stop_after;
+      };
+      absl::StatusOr<TrainResult> partial = TrainBpe(counts, options, interrupt);
+      ASSERT_TRUE(partial.ok()) << partial.status();
+      EXPECT_TRUE(partial->interrupted);
+      ASSERT_EQ(partial->model.merges.size(), stop_after);
+      EXPECT_TRUE(partial->model.Validate().ok());
+
+      TrainControl resume;
+      for (const Merge& m : partial->model.merges) {
+        resume.resume_merges.emplace_back(partial->model.tokens[m.left],
+                                          partial->model.tokens[m.right]);
+      }
+      size_t replayed_events = 0;
+      resume.after_merge = [&](const MergeEvent&) { return ++replayed_events > 0; };
+      absl::StatusOr<TrainResult> resumed = TrainBpe(counts, options, resume);
+      ASSERT_TRUE(resumed.ok()) << resumed.status();
+      EXPECT_FALSE(resumed->interrupted);
+      EXPECT_EQ(resumed->model, full->model) << "stop after " << stop_after << " hf " << hf;
+      EXPECT_EQ(resumed->merge_counts, full->merge_counts);
+      EXPECT_EQ(replayed_events, full->model.merges.size());
+    }
+  }
+}
+
+TEST(TrainBpe, ResumeMergesThatDoNotFitTheCountsAreAnError) {
+  TrainerOptions options;
+  options.vocab_size = 300;
+  TrainControl control;
+  control.resume_merges = {{"a", "b"}, {"x", "y"}};
+  absl::StatusOr<TrainResult> result = TrainBpe(ToCounts({{"abab", 2}}), options, control);
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(std::string(result.status().message()),
+              HasSubstr("merge 2 of the checkpoint ('x' + 'y') does not occur"));
+}
+
+}  // namespace
+}  // namespace tokenmill
