@@ -1,0 +1,134 @@
+// The corpus reader's parts: invalid-UTF-8 and NUL statistics, cut rules, and the batch reader
+// (every byte of every input in exactly one batch, whatever the shard and batch sizes).
+#include <algorithm>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "corpus/batch_reader.h"
+#include "corpus/cut_rule.h"
+#include "corpus/input_files.h"
+#include "corpus/text_stats.h"
+#include "gtest/gtest.h"
+#include "reference/cli_runner.h"
+#include "zstd.h"
+
+namespace tokenmill {
+namespace {
+
+using namespace std::string_view_literals;
+
+TEST(TextStats, InvalidUtf8CountsMatchPythonsReplacementDecoder) {
+  // Expected counts: bytes.decode('utf-8', 'replace').count('\ufffd') in Python 3.11, which
+  // replaces maximal invalid subparts as Unicode recommends.
+  const std::pair<std::string_view, uint64_t> cases[] = {
+      {"\xbf\xa0\xe4\x41\x7f\x8f\x80\x9f\xf5\x41\xf4"sv, 8},
+      {"\x41\x7f\xef\xef\x7f\xdf\x7f"sv, 3},
+      {"\xef\x41\xf5\x80\xdf\xe4\xe4\xf5\x41\xf5\xf5\xa0\x41\xdf\x41\x8f\xbf\xa0"sv, 14},
+      {"\xbf\x8f\x80\xf5\xa0\x8f\xb8\xc0\x80\xf5\xf5\xe4\xc2\x9f"sv, 12},
+      {"\x8f\xad\x7f\xf5"sv, 3},
+      {"\xff\xc2"sv, 2},
+      {"\xb8\x8f\xef\xed\xf0\xf5\xf0\x9f\xa0\xdf\xc0\xad\xdf\x7f\xf5\xa0"sv, 13},
+      {"\x90\xed\xf0\xa0\xff\x7f\x80\xf4\xef\xc0\xed\xbf\x90\xef\x41\xb8\x7f"sv, 13},
+      {"\xf5\xed\xed\xad\x9f\xff\x90\xf5\xf0\x7f\x7f\xe0\x90\xad\xb8\x7f\x41\xad"sv, 14},
+      {"\xe4\xf5\xb8\xf0\xa0\xad\xa0\xb8\x9f\x00"sv, 5},
+      {"\x9f\xc0\xff\x80\x90\x41\xc2\xa0\xbf\xdf\xa0\xa0\x90\x7f\xc0"sv, 9},
+      {"\xa0\x8f\xe0\xbf\xef\x8f\xe0\xad\xef\x9f\xb8\xa0\xdf\xbf\x7f"sv, 6},
+      {"plain ascii and \xe4\xb8\xad\xe6\x96\x87 and \xf0\x9f\x98\x80"sv, 0},
+  };
+  for (const auto& [bytes, expected] : cases) EXPECT_EQ(CountInvalidUtf8(bytes), expected);
+  EXPECT_EQ(CountNulBytes("a\0b\0\0"sv), 3u);
+  EXPECT_EQ(CountNulBytes("none"sv), 0u);
+}
+
+TEST(CutRule, LinesAndWordBoundaries) {
+  CutRule line(CutKind::kLine);
+  EXPECT_EQ(line.FindCut("ab\ncd\n", 0), 3u);
+  EXPECT_EQ(line.FindCut("ab\ncd\n", 4), 6u);
+  EXPECT_EQ(line.FindCut("abcd", 0), CutRule::npos);
+  EXPECT_EQ(line.LastCut("ab\ncd\nef"), 6u);
+  CutRule words(CutKind::kBetweenWords);
+  EXPECT_EQ(words.FindCut("x. a b", 0), 3u + 1);  // "a| b": the cut sits before the space
+  EXPECT_EQ(words.FindCut("a  b c", 0), 4u);      // not inside a run of spaces
+  EXPECT_EQ(words.FindCut("a b", 2), CutRule::npos);
+  EXPECT_EQ(words.LastCut("a b c d"), 5u);
+  EXPECT_EQ(words.FindCut("1 2 \xc3\xa9 \xc3\xa9", 0), CutRule::npos);  // ASCII letters only
+  EXPECT_EQ(CutRule(CutKind::kNever).FindCut("a b\nc d\n", 0), CutRule::npos);
+}
+
+// Reads every batch of `inputs` (one thread) and returns each input's bytes, reassembled in
+// offset order; checks batches never overlap.
+std::vector<std::string> Reassemble(const std::vector<InputFile>& inputs, CutKind kind,
+                                    size_t shard, size_t batch_bytes) {
+  std::vector<CutRule> rules(inputs.size(), CutRule(kind));
+  BatchReader reader(inputs, rules, BatchReaderOptions{shard, batch_bytes, 64, 2});
+  std::vector<std::map<uint64_t, std::string>> pieces(inputs.size());
+  BatchReader::Ticket ticket;
+  Batch batch;
+  while (reader.NextTicket(&ticket)) {
+    absl::Status status = reader.Fill(ticket, &batch);
+    EXPECT_TRUE(status.ok()) << status;
+    if (batch.text().empty()) continue;
+    EXPECT_GE(batch.buffer.size(), batch.end + 64);  // JSON padding
+    EXPECT_TRUE(pieces[batch.input].emplace(batch.offset, std::string(batch.text())).second);
+  }
+  std::vector<std::string> out;
+  for (const auto& input : pieces) {
+    std::string text;
+    for (const auto& [offset, piece] : input) {
+      EXPECT_EQ(offset, text.size());
+      text += piece;
+    }
+    out.push_back(text);
+  }
+  return out;
+}
+
+TEST(BatchReader, EveryByteInExactlyOneBatch) {
+  testing::TempDir dir;
+  std::string text = "line one\n\nline  two is longer\nx\n a b c d e f\nno newline at end";
+  std::string zst(ZSTD_compressBound(text.size()), '\0');
+  zst.resize(ZSTD_compress(zst.data(), zst.size(), text.data(), text.size(), 1));
+  std::string plain = dir.Write("t.txt", text), compressed = dir.Write("t.txt.zst", zst);
+  dir.Write("empty.txt", "");
+  auto inputs = ResolveInputs({plain, compressed, dir.File("empty.txt")}, InputSelection{});
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  EXPECT_EQ((*inputs)[1].compression, Compression::kZstd);
+  for (CutKind kind : {CutKind::kLine, CutKind::kBetweenWords, CutKind::kNever}) {
+    for (size_t shard : {1, 2, 3, 5, 8, 13, 1000}) {
+      std::vector<std::string> got = Reassemble(*inputs, kind, shard, shard);
+      ASSERT_EQ(got.size(), 3u);
+      EXPECT_EQ(got[0], text) << "shard " << shard;
+      EXPECT_EQ(got[1], text) << "shard " << shard;
+      EXPECT_EQ(got[2], "");
+    }
+  }
+}
+
+TEST(InputFiles, FormatsFromMagicAndExtension) {
+  testing::TempDir dir;
+  dir.Write("a.jsonl", "{}\n");
+  dir.Write("b.JSON", "{}\n");
+  dir.Write("c.txt", "x\n");
+  std::string zst(ZSTD_compressBound(3), '\0');
+  zst.resize(ZSTD_compress(zst.data(), zst.size(), "{}\n", 3, 1));
+  dir.Write("d.jsonl.zst", zst);
+  dir.Write("e.bin", zst);  // compressed without the extension: the magic decides
+  auto inputs = ResolveInputs({dir.path()}, InputSelection{});
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  ASSERT_EQ(inputs->size(), 5u);
+  EXPECT_EQ((*inputs)[0].format, RecordFormat::kJsonLines);
+  EXPECT_EQ((*inputs)[1].format, RecordFormat::kJsonLines);
+  EXPECT_EQ((*inputs)[2].format, RecordFormat::kText);
+  EXPECT_EQ((*inputs)[3].format, RecordFormat::kJsonLines);
+  EXPECT_EQ((*inputs)[3].compression, Compression::kZstd);
+  EXPECT_EQ((*inputs)[4].compression, Compression::kZstd);
+  EXPECT_EQ((*inputs)[4].format, RecordFormat::kText);
+  InputSelection as_json;
+  as_json.format = "jsonl";
+  EXPECT_EQ(ResolveInputs({dir.File("c.txt")}, as_json)->front().format, RecordFormat::kJsonLines);
+}
+
+}  // namespace
+}  // namespace tokenmill

@@ -1,0 +1,337 @@
+// CountCorpus: the parallel sharded reader gives exactly the counts of a plain serial count,
+// whatever the thread count, shard size, batch size, compression or file split; JSON lines;
+// file documents; bad inputs fail with messages that say what and where.
+#include "count/count_corpus.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "count/count_text.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "pretokenize/pretokenizer.h"
+#include "pretokenize/special_tokens.h"
+#include "reference/cli_runner.h"
+
+namespace tokenmill {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::TempDir;
+
+// The serial reference: split `text` into documents (lines with their '\n', or the whole
+// text) and count each with CountDocument.
+WordCounts SerialCount(const std::string& text, const CountCorpusOptions& options,
+                       bool whole = false) {
+  auto pretokenizer = PreTokenizer::Create(options.pretokenizer).value();
+  std::unique_ptr<SpecialTokenMatcher> specials;
+  if (!options.special_tokens.empty()) specials = SpecialTokenMatcher::Create(options.special_tokens).value();
+  WordCounts counts;
+  if (whole) {
+    CountDocument(text, *pretokenizer, specials.get(), counts);
+    return counts;
+  }
+  for (size_t start = 0; start < text.size();) {
+    size_t nl = text.find('\n', start);
+    size_t end = nl == std::string::npos ? text.size() : nl + 1;
+    CountDocument(std::string_view(text).substr(start, end - start), *pretokenizer, specials.get(), counts);
+    start = end;
+  }
+  return counts;
+}
+
+std::string Zstd(const std::string& data) {
+  std::string out(ZSTD_compressBound(data.size()), '\0');
+  size_t n = ZSTD_compress(out.data(), out.size(), data.data(), data.size(), 3);
+  out.resize(n);
+  return out;
+}
+
+std::string Gzip(const std::string& data) {
+  z_stream z{};
+  deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&z, data.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+// Mixed text: English-like words, code, CJK, runs of spaces and newlines, blank lines, a last
+// line without '\n', invalid UTF-8 and NUL bytes.
+std::string MixedText(size_t lines, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const std::vector<std::string> pieces = {
+      "the",  "cat",  " ",   "  ",    "\t",   "don't", "I'm",   "x=1;", "  return 0;",
+      "诗歌", "山水", "123", "4567",  "...",  "!!",    "\r",    "é",    "\xff\xfe",
+      "\x00", "a b",  "ab",  "Hello", "WORLD", "\xe4\xb8", "   ", "x"};
+  std::string text;
+  for (size_t i = 0; i < lines; ++i) {
+    size_t n = rng() % 12;
+    for (size_t j = 0; j < n; ++j) {
+      const std::string& p = pieces[rng() % pieces.size()];
+      if (p.empty()) text.push_back('\0');
+      text += p;
+      if (rng() % 3 == 0) text += ' ';
+    }
+    text += rng() % 7 == 0 ? "\n\n" : "\n";
+  }
+  text += "last line without newline";
+  return text;
+}
+
+CorpusCounts CountOrDie(const CountCorpusOptions& options) {
+  absl::StatusOr<CorpusCounts> counts = CountCorpus(options);
+  EXPECT_TRUE(counts.ok()) << counts.status();
+  return counts.ok() ? std::move(*counts) : CorpusCounts();
+}
+
+CountCorpusOptions Quiet(std::vector<std::string> inputs) {
+  CountCorpusOptions options;
+  options.inputs = std::move(inputs);
+  options.progress = "none";
+  return options;
+}
+
+TEST(CountCorpus, SameCountsForAnyThreadCountShardAndBatchSize) {
+  TempDir dir;
+  std::string text = MixedText(400, 1);
+  std::string path = dir.Write("mixed.txt", text);
+  std::string zst = dir.Write("mixed.txt.zst", Zstd(text));
+  CountCorpusOptions base = Quiet({path});
+  WordCounts expected = SerialCount(text, base);
+  uint64_t lines = 0;
+  for (char c : text) lines += c == '\n';
+  for (int threads : {1, 2, 8}) {
+    for (size_t shard : {size_t{1}, size_t{3}, size_t{7}, size_t{64}, size_t{4} << 20}) {
+      for (const std::string& input : {path, zst}) {
+        CountCorpusOptions options = base;
+        options.inputs = {input};
+        options.threads = threads;
+        options.shard_bytes = shard;
+        options.batch_bytes = shard;
+        CorpusCounts counts = CountOrDie(options);
+        SCOPED_TRACE(input + " threads " + std::to_string(threads) + " shard " + std::to_string(shard));
+        EXPECT_TRUE(counts.words == expected);
+        EXPECT_EQ(counts.documents, lines + 1);
+        EXPECT_EQ(counts.bytes, text.size());
+      }
+    }
+  }
+}
+
+TEST(CountCorpus, PlainZstdGzipSplitFolderAndGlobAgree) {
+  TempDir dir;
+  std::string text = MixedText(300, 2);
+  std::string plain = dir.Write("all.txt", text);
+  std::string zst = dir.Write("all.txt.zst", Zstd(text));
+  std::string gz = dir.Write("all.txt.gz", Gzip(text));
+  // Concatenated gzip members and zstd frames are one stream each.
+  std::string half1 = text.substr(0, text.size() / 2), half2 = text.substr(text.size() / 2);
+  size_t cut = half1.rfind('\n') + 1;  // split files at a line boundary
+  half2 = half1.substr(cut) + half2;
+  half1 = half1.substr(0, cut);
+  std::string gz2 = dir.Write("members.txt.gz", Gzip(half1) + Gzip(half2));
+  std::string zst2 = dir.Write("frames.txt.zst", Zstd(half1) + Zstd(half2));
+  ASSERT_EQ(::mkdir(dir.File("split").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(dir.File("split/sub").c_str(), 0755), 0);
+  dir.Write("split/a.txt", half1);
+  dir.Write("split/sub/b.txt.zst", Zstd(half2));
+  dir.Write("split/ignored.md", "not counted\n");
+
+  CorpusCounts reference = CountOrDie(Quiet({plain}));
+  for (const std::vector<std::string>& inputs :
+       std::vector<std::vector<std::string>>{{zst}, {gz}, {gz2}, {zst2}, {dir.File("split/a.txt"), dir.File("split/sub/b.txt.zst")},
+                                             {dir.File("split")}, {dir.File("split/*.txt"), dir.File("split/sub/*.zst")}}) {
+    CountCorpusOptions options = Quiet(inputs);
+    options.exclude = {"*.md"};
+    options.threads = 2;
+    options.shard_bytes = 100;
+    options.batch_bytes = 100;
+    CorpusCounts counts = CountOrDie(options);
+    SCOPED_TRACE(inputs[0]);
+    EXPECT_TRUE(counts.words == reference.words);
+    EXPECT_EQ(counts.bytes, reference.bytes);
+    EXPECT_EQ(counts.invalid_utf8, reference.invalid_utf8);
+    EXPECT_EQ(counts.nul_bytes, reference.nul_bytes);
+  }
+  CountCorpusOptions include = Quiet({dir.File("split")});
+  include.include = {"*.md"};
+  EXPECT_EQ(CountOrDie(include).documents, 1u);
+}
+
+TEST(CountCorpus, FileModeCutsOnlyWherePiecesEndForEveryPreset) {
+  TempDir dir;
+  std::string text = MixedText(200, 3);
+  std::string path = dir.Write("doc.txt", text);
+  std::string zst = dir.Write("doc.txt.zst", Zstd(text));
+  for (const char* preset : {"gpt2", "cl100k", "o200k", "qwen2"}) {
+    CountCorpusOptions options = Quiet({path, zst});
+    options.pretokenizer.preset = preset;
+    options.doc_mode = "file";
+    WordCounts once = SerialCount(text, options, /*whole=*/true);
+    WordCounts expected = once;
+    expected.MergeFrom(once);
+    for (size_t shard : {size_t{2}, size_t{5}, size_t{33}, size_t{1} << 20}) {
+      options.shard_bytes = shard;
+      options.batch_bytes = shard;
+      options.threads = 2;
+      CorpusCounts counts = CountOrDie(options);
+      SCOPED_TRACE(std::string(preset) + " shard " + std::to_string(shard));
+      EXPECT_TRUE(counts.words == expected);
+      EXPECT_EQ(counts.documents, 2u);
+    }
+  }
+}
+
+TEST(CountCorpus, SpecialTokensAreCutOut) {
+  TempDir dir;
+  std::string text = "a<|end|>b c<|end|>\n<|end|> d e<|x y|>f\n";
+  CountCorpusOptions options = Quiet({dir.Write("s.txt", text)});
+  options.special_tokens = {"<|end|>", "<|x y|>"};
+  options.shard_bytes = 4;
+  CorpusCounts counts = CountOrDie(options);
+  EXPECT_TRUE(counts.words == SerialCount(text, options));
+  EXPECT_EQ(counts.words.Get("<|end|>"), 0u);
+  options.doc_mode = "file";  // a special with a space: the file is kept whole
+  EXPECT_TRUE(CountOrDie(options).words == SerialCount(text, options, true));
+}
+
+TEST(CountCorpus, JsonLinesFieldExtraction) {
+  TempDir dir;
+  // Escapes, a surrogate pair (U+1F600), nested objects holding another "text", blank lines,
+  // and a JSON pointer. The expected texts are the JSON strings decoded by hand (RFC 8259).
+  std::string jsonl =
+      R"({"id":1,"text":"tab\there \"quoted\" back\\slash\nnew line"})" "\n"
+      R"({"meta":{"text":"nested, not counted","deep":{"a":[1,2,{"text":"no"}]}},"text":"caf\u00e9 \ud83d\ude00 end"})" "\n"
+      "\n"
+      R"(  {"text":"slash\/ unicode \u4e2d\u6587 nul\u0000byte"}  )" "\n";
+  std::vector<std::string> expected_docs = {
+      "tab\there \"quoted\" back\\slash\nnew line", "caf\xc3\xa9 \xf0\x9f\x98\x80 end",
+      std::string("slash/ unicode \xe4\xb8\xad\xe6\x96\x87 nul") + '\0' + "byte"};
+  CountCorpusOptions options = Quiet({dir.Write("r.jsonl", jsonl), dir.Write("r.jsonl.zst", Zstd(jsonl)),
+                                      dir.Write("r.json.gz", Gzip(jsonl))});
+  options.shard_bytes = 5;
+  options.batch_bytes = 5;
+  options.threads = 2;
+  CorpusCounts counts = CountOrDie(options);
+  WordCounts expected;
+  for (int copy = 0; copy < 3; ++copy) {
+    for (const std::string& doc : expected_docs) expected.MergeFrom(SerialCount(doc, options, true));
+  }
+  EXPECT_TRUE(counts.words == expected);
+  EXPECT_EQ(counts.documents, 9u);
+  EXPECT_EQ(counts.nul_bytes, 3u);
+  EXPECT_EQ(counts.words.Get("no"), 0u);
+
+  std::string nested = R"({"meta":{"body":"deep text"},"text":"top"})" "\n";
+  CountCorpusOptions pointer = Quiet({dir.Write("p.jsonl", nested)});
+  pointer.text_field = "/meta/body";
+  CorpusCounts deep = CountOrDie(pointer);
+  EXPECT_EQ(deep.words.Get(" text"), 1u);
+  EXPECT_EQ(deep.words.Get("top"), 0u);
+}
+
+TEST(CountCorpus, MalformedJsonNamesFileAndLineOrIsSkipped) {
+  TempDir dir;
+  std::string jsonl = "{\"text\":\"one\"}\n{\"text\":\"two\"}\n\n{\"text\":\"three\"} trailing\n"
+                      "{\"other\":\"x\"}\n{\"text\":\"four\"}\n";
+  std::string plain = dir.Write("bad.jsonl", jsonl);
+  std::string zst = dir.Write("bad.jsonl.zst", Zstd(jsonl));
+  for (const std::string& path : {plain, zst}) {
+    CountCorpusOptions options = Quiet({path});
+    options.shard_bytes = 3;
+    options.batch_bytes = 3;
+    absl::StatusOr<CorpusCounts> counts = CountCorpus(options);
+    ASSERT_FALSE(counts.ok());
+    EXPECT_THAT(std::string(counts.status().message()), HasSubstr(path + ":4: malformed JSON"));
+    EXPECT_THAT(std::string(counts.status().message()), HasSubstr("--skip-bad-records"));
+
+    options.skip_bad_records = true;
+    counts = CountCorpus(options);
+    ASSERT_TRUE(counts.ok()) << counts.status();
+    EXPECT_EQ(counts->skipped_records, 2u);
+    EXPECT_EQ(counts->documents, 3u);
+    EXPECT_THAT(counts->first_skipped, HasSubstr(path + ":4:"));
+  }
+  CountCorpusOptions missing = Quiet({dir.Write("m.jsonl", "{\"text\":\"a\"}\n{\"body\":\"b\"}\n")});
+  absl::StatusOr<CorpusCounts> counts = CountCorpus(missing);
+  ASSERT_FALSE(counts.ok());
+  EXPECT_THAT(std::string(counts.status().message()), HasSubstr("m.jsonl:2: the record has no field \"text\""));
+  missing.text_field = "body";
+  missing.skip_bad_records = true;
+  counts = CountCorpus(missing);
+  ASSERT_TRUE(counts.ok());
+  EXPECT_EQ(counts->skipped_records, 1u);
+}
+
+TEST(CountCorpus, BinaryAndInvalidUtf8AreCountedLosslesslyAndReported) {
+  TempDir dir;
+  // Unicode 15 Table 3-11's example: 6 maximal invalid subparts (Python's
+  // bytes.decode('utf-8', 'replace') also yields 6 U+FFFD for it).
+  std::string invalid = "\x61\xF1\x80\x80\xE1\x80\xC2\x62\x80\x63\x80\xBF\x64\n";
+  std::string binary("\x00\x01\x02\x00 ab\x00\n", 9);
+  CountCorpusOptions options = Quiet({dir.Write("inv.txt", invalid), dir.Write("bin.dat", binary)});
+  CorpusCounts counts = CountOrDie(options);
+  EXPECT_EQ(counts.invalid_utf8, 6u);
+  EXPECT_EQ(counts.nul_bytes, 3u);
+  EXPECT_EQ(counts.bytes, invalid.size() + binary.size());
+  // Lossless: the words' bytes times their counts add up to every byte of the input.
+  uint64_t bytes = 0;
+  counts.words.ForEach([&](std::string_view word, uint64_t count) { bytes += word.size() * count; });
+  EXPECT_EQ(bytes, invalid.size() + binary.size());
+}
+
+TEST(CountCorpus, BadInputsFailNamingThem) {
+  TempDir dir;
+  std::string text = MixedText(200, 4);
+  auto error = [](const CountCorpusOptions& options) {
+    absl::StatusOr<CorpusCounts> counts = CountCorpus(options);
+    return counts.ok() ? std::string("ok") : std::string(counts.status().message());
+  };
+  EXPECT_THAT(error(Quiet({dir.File("missing.txt")})), HasSubstr(dir.File("missing.txt")));
+  EXPECT_THAT(error(Quiet({dir.File("none-*.txt")})), HasSubstr("no files match"));
+  ASSERT_EQ(::mkdir(dir.File("empty").c_str(), 0755), 0);
+  EXPECT_THAT(error(Quiet({dir.File("empty")})), HasSubstr("folder '" + dir.File("empty") + "' holds no files"));
+  dir.Write("only.md", "x\n");
+  CountCorpusOptions include = Quiet({dir.path()});
+  include.include = {"*.txt"};
+  EXPECT_THAT(error(include), HasSubstr("matching --include *.txt"));
+
+  std::string zst = Zstd(text), gz = Gzip(text);
+  std::string zst_path = dir.Write("cut.txt.zst", zst.substr(0, zst.size() / 2));
+  std::string gz_path = dir.Write("cut.txt.gz", gz.substr(0, gz.size() / 2));
+  EXPECT_THAT(error(Quiet({zst_path})),
+              HasSubstr("'" + zst_path + "' is truncated: the zstd data ends at compressed byte " +
+                        std::to_string(zst.size() / 2)));
+  EXPECT_THAT(error(Quiet({gz_path})),
+              HasSubstr("'" + gz_path + "' is truncated: the gzip data ends at compressed byte " +
+                        std::to_string(gz.size() / 2)));
+  std::string fake = dir.Write("fake.txt.gz", "plain text\n");
+  EXPECT_THAT(error(Quiet({fake})), HasSubstr("does not start with the gzip magic"));
+
+  EXPECT_THAT(error(Quiet({dir.Write("empty.txt", "")})), HasSubstr("the corpus is empty"));
+  CountCorpusOptions only_specials = Quiet({dir.Write("sp.txt", "<s><s>")});
+  only_specials.special_tokens = {"<s>"};
+  EXPECT_THAT(error(only_specials), HasSubstr("the corpus is empty"));
+
+  if (::geteuid() != 0) {  // root reads any file
+    std::string locked = dir.Write("locked.txt", "secret\n");
+    ASSERT_EQ(::chmod(locked.c_str(), 0), 0);
+    EXPECT_THAT(error(Quiet({locked})), HasSubstr(locked));
+  }
+}
+
+}  // namespace
+}  // namespace tokenmill
