@@ -87,7 +87,9 @@ TEST(Cli, TrainRejectsBadInputWithOneClearLine) {
   TempDir dir;
   std::string corpus = dir.Write("corpus.txt", "hello world\n");
   ExpectTrainFails(dir, {"--vocab-size", "300", dir.File("missing.txt")}, "missing.txt");
-  ExpectTrainFails(dir, {"--vocab-size", "300", dir.path()}, "is a directory");
+  // Folders are corpus inputs (read recursively); one without files is an error.
+  std::filesystem::create_directory(dir.File("no_files"));
+  ExpectTrainFails(dir, {"--vocab-size", "300", dir.File("no_files")}, "holds no files");
   ExpectTrainFails(dir, {"--vocab-size", "100", corpus}, "--vocab-size 100");
   ExpectTrainFails(dir, {"--vocab-size", "lots", corpus}, "--vocab-size");
   ExpectTrainFails(dir, {"--vocab-size", "-5", corpus}, "--vocab-size");

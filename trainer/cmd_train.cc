@@ -96,7 +96,7 @@ int RunTrain(int argc, char** argv) {
     PrintError("train", "--output is required (where to write tokenizer.json)");
     return kExitUsage;
   }
-  if (inputs->empty()) {
+  if (inputs->empty() && options.corpus.counts_files.empty()) {
     PrintError("train", "no input files given");
     return kExitUsage;
   }
@@ -104,11 +104,10 @@ int RunTrain(int argc, char** argv) {
     PrintError("train", s);
     return kExitUsage;
   }
-  for (const std::string& input : *inputs) {
-    if (absl::Status s = CheckReadableFile(input); !s.ok()) {
-      PrintError("train", s);
-      return kExitFailure;
-    }
+  // Inputs may be folders, globs, stdin and word-count files: the corpus reader checks them.
+  if (absl::Status s = ValidateCountCorpusOptions(options.corpus); !s.ok()) {
+    PrintError("train", s);
+    return kExitFailure;
   }
   if (absl::Status s = CheckWritableOutput(options.output); !s.ok()) {
     PrintError("train", s);

@@ -13,5 +13,6 @@ int RunTrain(int argc, char** argv);
 int RunEncode(int argc, char** argv);
 int RunDecode(int argc, char** argv);
 int RunCount(int argc, char** argv);
+int RunInspect(int argc, char** argv);
 
 }  // namespace tokenmill::cli

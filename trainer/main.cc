@@ -18,6 +18,7 @@ constexpr CommandEntry kCommands[] = {
     {"encode", "turn text into token ids, one output line per input line", tokenmill::cli::RunEncode},
     {"decode", "turn token ids back into the exact text", tokenmill::cli::RunDecode},
     {"count", "count the words of a corpus into a word-count file for train --counts", tokenmill::cli::RunCount},
+    {"inspect", "describe a tokenmill file (word counts: header and top words)", tokenmill::cli::RunInspect},
 };
 
 void PrintUsage(FILE* out) {
