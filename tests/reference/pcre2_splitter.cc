@@ -1,0 +1,63 @@
+#include "reference/pcre2_splitter.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "common/strings.h"
+
+namespace tokenmill::testing {
+namespace {
+
+class Pcre2PreTokenizer final : public PreTokenizer {
+ public:
+  explicit Pcre2PreTokenizer(pcre2_code* code) : code_(code) {}
+  ~Pcre2PreTokenizer() override { pcre2_code_free(code_); }
+
+  void Split(std::string_view text,
+             absl::FunctionRef<void(std::string_view)> on_piece) const override {
+    pcre2_match_data* match = pcre2_match_data_create_from_pattern(code_, nullptr);
+    const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
+    auto uncovered = [&](size_t from, size_t to) {  // invalid bytes: one piece each
+      for (size_t i = from; i < to; ++i) on_piece(text.substr(i, 1));
+    };
+    size_t pos = 0;
+    while (pos < text.size()) {
+      const int rc = pcre2_match(code_, subject, text.size(), pos, 0, match, nullptr);
+      if (rc < 0) {
+        uncovered(pos, text.size());
+        break;
+      }
+      const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match);
+      const size_t start = ovector[0];
+      size_t end = ovector[1];
+      uncovered(pos, start);
+      if (end == start) end = start + 1;  // an empty match (custom patterns): take one byte
+      on_piece(text.substr(start, end - start));
+      pos = end;
+    }
+    pcre2_match_data_free(match);
+  }
+
+ private:
+  pcre2_code* code_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PreTokenizer>> MakePcre2PreTokenizer(std::string_view pattern) {
+  int error_code;
+  PCRE2_SIZE error_offset;
+  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+                                   PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &error_code,
+                                   &error_offset, nullptr);
+  if (code == nullptr) {
+    PCRE2_UCHAR message[256];
+    pcre2_get_error_message(error_code, message, sizeof(message));
+    return absl::InvalidArgumentError(StrCat("PCRE2: invalid pattern at offset ", error_offset,
+                                             ": ", reinterpret_cast<const char*>(message)));
+  }
+  pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
+  return std::make_unique<Pcre2PreTokenizer>(code);
+}
+
+}  // namespace tokenmill::testing
