@@ -29,7 +29,10 @@
 #   --threads T         cores and threads for every tool (default: all cores, `nproc`)
 #   --tools LIST        comma-separated subset of tokenmill,hf,spm (default: all three)
 #   --time-limit S      per-run limit in seconds (default 900); a run that hits it is reported as
-#                       "did not finish in S s", never dropped
+#                       "did not finish in S s", never dropped, and that tool's further runs on
+#                       that corpus are skipped (they would only hit the limit again)
+#   --spm-runs K        runs for SentencePiece (default: --runs); its BPE trainer is slow
+#   --spm-time-limit S  per-run limit for SentencePiece (default: --time-limit)
 #   --tokenmill-mode M  hf-compat (default: the same alphabet, ids and tie-break as Hugging Face,
 #                       so both learn the same merges) or native (tokenmill's own rule)
 #   --build-dir DIR     tokenmill build folder (default build/); built (incrementally) first
@@ -47,6 +50,8 @@ runs=3
 threads=$(nproc)
 tools_arg=tokenmill,hf,spm
 time_limit=900
+spm_runs=""
+spm_time_limit=""
 tokenmill_mode=hf-compat
 build_dir="$root/build"
 tokenmill=""
@@ -70,8 +75,10 @@ while (($# > 0)); do
     --tokenmill-mode) tokenmill_mode=${2:?--tokenmill-mode needs a value}; shift ;;
     --build-dir) build_dir=${2:?--build-dir needs a value}; shift ;;
     --tokenmill) tokenmill=${2:?--tokenmill needs a value}; shift ;;
+    --spm-runs) spm_runs=${2:?--spm-runs needs a value}; shift ;;
+    --spm-time-limit) spm_time_limit=${2:?--spm-time-limit needs a value}; shift ;;
     --out) out_dir=${2:?--out needs a value}; shift ;;
-    --vocab-size=*|--runs=*|--threads=*|--tools=*|--time-limit=*|--tokenmill-mode=*|--build-dir=*|--tokenmill=*|--out=*)
+    --vocab-size=*|--runs=*|--threads=*|--tools=*|--time-limit=*|--tokenmill-mode=*|--build-dir=*|--tokenmill=*|--spm-runs=*|--spm-time-limit=*|--out=*)
       set -- "${1%%=*}" "${1#*=}" "${@:2}"; continue ;;
     -h|--help) usage ;;
     -*) die "unknown flag $1 (see --help)" ;;
@@ -83,6 +90,10 @@ done
 [[ $vocab_size =~ ^[0-9]+$ ]] || die "--vocab-size must be a number, got '$vocab_size'"
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die "--runs must be a positive number, got '$runs'"
 [[ $time_limit =~ ^[1-9][0-9]*$ ]] || die "--time-limit must be a positive number of seconds, got '$time_limit'"
+spm_runs=${spm_runs:-$runs}
+spm_time_limit=${spm_time_limit:-$time_limit}
+[[ $spm_runs =~ ^[1-9][0-9]*$ ]] || die "--spm-runs must be a positive number, got '$spm_runs'"
+[[ $spm_time_limit =~ ^[1-9][0-9]*$ ]] || die "--spm-time-limit must be a positive number of seconds, got '$spm_time_limit'"
 [[ $threads =~ ^[1-9][0-9]*$ ]] && ((threads <= $(nproc))) ||
   die "--threads must be between 1 and $(nproc) (this machine's cores), got '$threads'"
 [[ $tokenmill_mode == hf-compat || $tokenmill_mode == native ]] ||
@@ -185,13 +196,13 @@ for corpus in "${corpora[@]}"; do
 done
 
 cpus="0-$((threads - 1))"
-# Runs "$@" pinned to the chosen cores under GNU time with the time limit; sets run_status
+# Runs "$@" pinned to the chosen cores under GNU time, limited to $run_limit s; sets run_status
 # (ok, timeout or fail) and run_wall/run_cpu/run_rss_kb. Output goes to $log.
 measure() {
   local timefile=$1 log=$2
   shift 2
   local rc=0
-  /usr/bin/time -v -o "$timefile" taskset -c "$cpus" timeout -k 10 "$time_limit" "$@" >"$log" 2>&1 || rc=$?
+  /usr/bin/time -v -o "$timefile" taskset -c "$cpus" timeout -k 10 "$run_limit" "$@" >"$log" 2>&1 || rc=$?
   IFS=$'\t' read -r run_wall run_cpu run_rss_kb _ < <(python3 "$here/report.py" timev "$timefile")
   case $rc in
     0) run_status=ok ;;
@@ -221,7 +232,7 @@ if [[ $mode == encode ]]; then
   original_args=(--encode "${original_args[@]}" --vocab-size "$vocab_size" --runs "$runs")
 else
   original_args+=(--vocab-size "$vocab_size" --runs "$runs" --threads "$threads" --tools "$(IFS=,; echo "${tools[*]}")"
-    --time-limit "$time_limit" --tokenmill-mode "$tokenmill_mode")
+    --time-limit "$time_limit" --spm-runs "$spm_runs" --spm-time-limit "$spm_time_limit" --tokenmill-mode "$tokenmill_mode")
 fi
 
 # ---- training --------------------------------------------------------------------------------
@@ -229,6 +240,8 @@ train_one() {  # tool corpus run
   local tool=$1 name=$2 run=$3
   local file=${corpus_file[$name]} base="$out_dir/logs/$name.$tool.$run"
   local output vocab=""
+  run_limit=$time_limit
+  [[ $tool == spm ]] && run_limit=$spm_time_limit
   case $tool in
     tokenmill)
       output="$work/$name.tokenmill.json"
@@ -256,7 +269,7 @@ train_one() {  # tool corpus run
   if [[ $run_status == ok ]]; then vocab=$(python3 "$here/report.py" vocab "$output"); fi
   rm -f "$output"
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "${corpus_bytes[$name]}" \
-    "${corpus_words[$name]}" "$tool" "$run" "$run_status" "$time_limit" "$run_wall" "$run_cpu" \
+    "${corpus_words[$name]}" "$tool" "$run" "$run_status" "$run_limit" "$run_wall" "$run_cpu" \
     "$run_rss_kb" "$vocab" >>"$out_dir/runs.tsv"
   printf 'compare.sh: %-14s %-9s run %d: %s, %s s wall, %s s CPU, %s MB peak RSS, vocab %s\n' "$name" "$tool" \
     "$run" "$run_status" "$run_wall" "$run_cpu" "$((run_rss_kb / 1024))" "${vocab:--}" >&2
@@ -264,11 +277,21 @@ train_one() {  # tool corpus run
 
 run_training() {
   printf 'corpus\tbytes\twords\ttool\trun\tstatus\tlimit_s\twall_s\tcpu_s\trss_kb\tvocab\n' >"$out_dir/runs.tsv"
-  local name run i n=${#tools[@]}
+  local name run i tool n=${#tools[@]} max_runs=$runs
+  ((spm_runs > max_runs)) && max_runs=$spm_runs
+  declare -A gave_up=()
   for name in "${names[@]}"; do
-    for ((run = 1; run <= runs; run++)); do
+    for ((run = 1; run <= max_runs; run++)); do
       for ((i = 0; i < n; i++)); do
-        train_one "${tools[(i + run - 1) % n]}" "$name" "$run"
+        tool=${tools[(i + run - 1) % n]}
+        if [[ $tool == spm ]] && ((run > spm_runs)); then continue; fi
+        if [[ $tool != spm ]] && ((run > runs)); then continue; fi
+        if [[ -n ${gave_up[$name.$tool]+set} ]]; then
+          echo "compare.sh: $name $tool run $run skipped: an earlier run hit the time limit" >&2
+          continue
+        fi
+        train_one "$tool" "$name" "$run"
+        [[ $run_status == timeout ]] && gave_up[$name.$tool]=1
       done
     done
   done
@@ -280,6 +303,7 @@ encode_one() {  # tool tokenizer-label corpus run
   local tool=$1 label=$2 name=$3 run=$4
   local file=${corpus_file[$name]} base="$out_dir/logs/$name.encode.$label.$tool.$run"
   local encode_s="" tokens=""
+  run_limit=$time_limit
   cpus=0  # single thread: one core for every encoder
   case $tool in
     tokenmill)
@@ -331,7 +355,7 @@ run_encoding() {
 
 describe_machine
 if [[ $mode == train ]]; then
-  echo "compare.sh: training, vocab $vocab_size, $runs runs, $threads threads (cores $cpus), tools ${tools[*]}, tokenmill mode $tokenmill_mode, limit $time_limit s" >&2
+  echo "compare.sh: training, vocab $vocab_size, $runs runs, $threads threads (cores $cpus), tools ${tools[*]}, tokenmill mode $tokenmill_mode, limit $time_limit s (SentencePiece: $spm_runs runs, limit $spm_time_limit s)" >&2
   run_training
 else
   echo "compare.sh: encoding, single thread (core 0), $runs runs" >&2

@@ -147,7 +147,7 @@ def train_report(runs_path, outdir):
             s = summaries.get((corpus, tool))
             if s is None:
                 continue
-            name = f"{corpus} ({mb:.0f} MB)"
+            name = f"{corpus} ({mb:.1f} MB)" if mb < 10 else f"{corpus} ({mb:.0f} MB)"
             if not s.finished:
                 rss = f"≥ {s.rss_any_mb:.0f}" if s.timeouts else "–"
                 ratio = "–"
@@ -204,12 +204,16 @@ def write_chart(corpora, tools, summaries, outdir):
                         limit = f" in {s.limit:.0f} s" if s.timeouts else ""
                         notes.append(f"{SHORT_LABELS[tool]}: {short}{limit}")
             mb = next(s.bytes for (c, _), s in summaries.items() if c == corpus) / 1e6
-            label = f"{corpus}\\n{mb:.0f} MB" + "".join(f"\\n{n}" for n in notes)
+            label = f"{corpus}\\n{mb:.1f} MB" if mb < 10 else f"{corpus}\\n{mb:.0f} MB" + "".join(f"\\n{n}" for n in notes)
             f.write(f'"{label}" ' + " ".join(walls) + " " + " ".join(rsses) + "\n")
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "chart.gp")
     png = os.path.join(outdir, "compare.png")
-    subprocess.run(["gnuplot", "-e", f"datafile='{data}'; outfile='{png}'; ntools={len(tools)}",
-                    script], check=True)
+    # A tool that finished on no corpus leaves an empty column; gnuplot warns about it.
+    done = subprocess.run(["gnuplot", "-e", f"datafile='{data}'; outfile='{png}'; ntools={len(tools)}",
+                           script], stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        sys.stderr.write(done.stderr)
+        raise SystemExit(f"gnuplot failed (exit {done.returncode})")
     print(f"chart: {png}", file=sys.stderr)
 
 
