@@ -17,11 +17,11 @@ import os
 import re
 import sys
 
-BLOCK_BITS = 7  # 128 code points a block
+BLOCK_BITS = 6  # 64 code points a block: a 3-byte sequence's last byte indexes one
 BLOCK = 1 << BLOCK_BITS
 MAX_CP = 0x110000
 
-K_L, K_N, K_SPACE, K_UPPER, K_LOWER = 1, 2, 4, 8, 16
+K_L, K_N, K_SPACE, K_UPPER, K_LOWER, K_INVALID = 1, 2, 4, 8, 16, 0x80
 
 
 def read_version(ucd):
@@ -98,6 +98,16 @@ def main():
             block_index[block] = len(blocks)
             blocks.append(block)
         stage1.append(block_index[block])
+    # A block of invalid code units, and the stage-1 table for 3-byte sequences indexed by
+    # ((b0 & 0x0F) << 6) | (b1 & 0x3F): overlong forms (< U+0800) and surrogates map to it.
+    invalid_block = tuple([K_INVALID] * BLOCK)
+    blocks.append(invalid_block)
+    invalid_index = len(blocks) - 1
+    stage1_bmp3 = []
+    for key in range(1 << (4 + BLOCK_BITS)):
+        cp = key << BLOCK_BITS
+        bad = cp < 0x800 or 0xD800 <= cp < 0xE000
+        stage1_bmp3.append(invalid_index if bad else stage1[key])
     assert len(blocks) < 65536
 
     out = []
@@ -113,16 +123,25 @@ def main():
     out.append(f'const char kUnicodeVersion[] = "{version}";')
     out.append("")
     out.append(f"static_assert(kBlockBits == {BLOCK_BITS});")
+    out.append("const uint8_t kAsciiClass[128] = {")
+    for i in range(0, 128, 32):
+        out.append("    " + ",".join(str(x) for x in classes[i:i + 32]) + ",")
+    out.append("};")
+    out.append("")
     out.append(f"const uint16_t kStage1[{len(stage1)}] = {{")
     for i in range(0, len(stage1), 16):
         out.append("    " + ", ".join(str(x) for x in stage1[i:i + 16]) + ",")
     out.append("};")
     out.append("")
+    out.append(f"const uint16_t kStage1ThreeByte[{len(stage1_bmp3)}] = {{")
+    for i in range(0, len(stage1_bmp3), 16):
+        out.append("    " + ", ".join(str(x) for x in stage1_bmp3[i:i + 16]) + ",")
+    out.append("};")
+    out.append("")
     out.append(f"const uint8_t kStage2[{len(blocks)}][{BLOCK}] = {{")
     for block in blocks:
         out.append("    {")
-        for i in range(0, BLOCK, 32):
-            out.append("        " + ",".join(str(x) for x in block[i:i + 32]) + ",")
+        out.append("        " + ",".join(str(x) for x in block) + ",")
         out.append("    },")
     out.append("};")
     out.append("")

@@ -18,11 +18,11 @@ size_t Cl100kPieceEnd(const Text& t, size_t p) {
   const unsigned char b0 = t.s[p];
   if (size_t e = t.Contraction(p, /*caseless=*/true)) return e;
   // [^\r\n\p{L}\p{N}]?\p{L}+
-  if (c0.cls & kClassL) return t.RunAny(p + c0.len, kClassL);
+  if (c0.cls & kClassL) return t.RunLetters(p + c0.len);
   const bool is_newline = b0 == '\r' || b0 == '\n';
   if (!(c0.cls & kClassN) && !is_newline) {
     const size_t q = p + c0.len;
-    if (q < t.n && (t.At(q).cls & kClassL)) return t.RunAny(q, kClassL);
+    if (q < t.n && (t.At(q).cls & kClassL)) return t.RunLetters(q);
   }
   // \p{N}{1,3}
   if (c0.cls & kClassN) return t.RunDigits(p, kMaxDigits);

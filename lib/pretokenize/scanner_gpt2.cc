@@ -22,7 +22,7 @@ size_t Gpt2PieceEnd(const Text& t, size_t p) {
       cls = c1.cls;
     }
   }
-  if (cls & kClassL) return t.RunAny(q, kClassL);
+  if (cls & kClassL) return t.RunLetters(q);
   if (cls & kClassN) return t.RunAny(q, kClassN);
   if (IsOther(cls)) return t.RunOther(q);
   return t.SpaceRunEnd(p, t.ScanSpace(p));

@@ -10,6 +10,10 @@
 #include <cstddef>
 #include <string_view>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "absl/functional/function_ref.h"
 #include "pretokenize/unicode_classes.h"
 
@@ -19,6 +23,24 @@ namespace tokenmill::scanner {
 inline constexpr uint8_t kNotOther = kClassL | kClassN | kClassSpace | kClassInvalid;
 
 inline bool IsOther(uint8_t cls) { return (cls & kNotOther) == 0; }
+
+// End of the run of ASCII letters [A-Za-z] in s[i..n) (16 bytes at a time with SSE2).
+inline size_t AsciiLetterRunEnd(const unsigned char* s, size_t n, size_t i) {
+#if defined(__SSE2__)
+  while (i + 16 <= n) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    // Letters fold to 'a'..'z' under | 0x20; (folded - 'a') is then 0..25 (unsigned).
+    const __m128i t = _mm_sub_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
+    const __m128i is_letter =
+        _mm_cmplt_epi8(_mm_xor_si128(t, _mm_set1_epi8(-128)), _mm_set1_epi8(26 - 128));
+    const unsigned stop = ~static_cast<unsigned>(_mm_movemask_epi8(is_letter)) & 0xFFFFu;
+    if (stop != 0) return i + static_cast<size_t>(__builtin_ctz(stop));
+    i += 16;
+  }
+#endif
+  while (i < n && static_cast<unsigned char>((s[i] | 0x20) - 'a') < 26) ++i;
+  return i;
+}
 
 struct Text {
   const unsigned char* s;
@@ -36,6 +58,22 @@ struct Text {
       } else {
         DecodedChar c = DecodeNonAscii(s + i, s + n);
         if (!(c.cls & mask)) break;
+        i += c.len;
+      }
+    }
+    return i;
+  }
+
+  // End of the longest run of \p{L} from i.
+  size_t RunLetters(size_t i) const {
+    while (i < n) {
+      const unsigned char b = s[i];
+      if (b < 0x80) {
+        if (static_cast<unsigned char>((b | 0x20) - 'a') >= 26) return i;
+        i = AsciiLetterRunEnd(s, n, i + 1);
+      } else {
+        const DecodedChar c = DecodeNonAscii(s + i, s + n);
+        if (!(c.cls & kClassL)) return i;
         i += c.len;
       }
     }

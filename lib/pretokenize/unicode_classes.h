@@ -25,9 +25,13 @@ inline constexpr uint8_t kClassLower = 16;  // [\p{Ll}\p{Lm}\p{Lo}\p{M}]
 inline constexpr uint8_t kClassInvalid = 0x80;  // a byte that is not well-formed UTF-8
 
 namespace unicode_internal {
-inline constexpr int kBlockBits = 7;
+inline constexpr int kBlockBits = 6;
 extern const char kUnicodeVersion[];
+extern const uint8_t kAsciiClass[128];
 extern const uint16_t kStage1[0x110000 >> kBlockBits];
+// Stage 1 for 3-byte sequences, indexed by ((b0 & 0x0F) << 6) | (b1 & 0x3F); overlong forms and
+// surrogates lead to a block of kClassInvalid.
+extern const uint16_t kStage1ThreeByte[1 << (4 + kBlockBits)];
 extern const uint8_t kStage2[][1 << kBlockBits];
 }  // namespace unicode_internal
 
@@ -40,8 +44,8 @@ inline uint8_t CodePointClass(uint32_t cp) {
   return kStage2[kStage1[cp >> kBlockBits]][cp & ((1u << kBlockBits) - 1)];
 }
 
-// Class bits of an ASCII byte (block 0 of the table holds U+0000..U+007F).
-inline uint8_t AsciiClass(unsigned char b) { return unicode_internal::kStage2[0][b]; }
+// Class bits of an ASCII byte (b < 0x80).
+inline uint8_t AsciiClass(unsigned char b) { return unicode_internal::kAsciiClass[b]; }
 
 struct DecodedChar {
   uint8_t cls;  // class bits, or kClassInvalid
@@ -59,11 +63,12 @@ inline DecodedChar DecodeNonAscii(const unsigned char* s, const unsigned char* e
     if (!cont(1)) return kInvalid;
     return {CodePointClass(((b0 & 0x1F) << 6) | (s[1] & 0x3F)), 2};
   }
-  if (b0 < 0xF0) {
-    if (!cont(1) || !cont(2)) return kInvalid;
-    if (b0 == 0xE0 && s[1] < 0xA0) return kInvalid;   // overlong
-    if (b0 == 0xED && s[1] >= 0xA0) return kInvalid;  // surrogate
-    return {CodePointClass(((b0 & 0x0F) << 12) | ((s[1] & 0x3F) << 6) | (s[2] & 0x3F)), 3};
+  if (b0 < 0xF0) {  // the most frequent non-ASCII case (CJK, most scripts): one table walk
+    if (avail < 3 || ((s[1] ^ 0x80) | (s[2] ^ 0x80)) >= 0x40) return kInvalid;
+    const uint8_t cls = unicode_internal::kStage2[unicode_internal::kStage1ThreeByte
+                                                      [((b0 & 0x0F) << 6) | (s[1] & 0x3F)]]
+                                                 [s[2] & 0x3F];
+    return cls == kClassInvalid ? kInvalid : DecodedChar{cls, 3};
   }
   if (b0 < 0xF5) {
     if (!cont(1) || !cont(2) || !cont(3)) return kInvalid;
