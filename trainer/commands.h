@@ -14,5 +14,6 @@ int RunEncode(int argc, char** argv);
 int RunDecode(int argc, char** argv);
 int RunCount(int argc, char** argv);
 int RunInspect(int argc, char** argv);
+int RunPretokenize(int argc, char** argv);
 
 }  // namespace tokenmill::cli

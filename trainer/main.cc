@@ -19,6 +19,7 @@ constexpr CommandEntry kCommands[] = {
     {"decode", "turn token ids back into the exact text", tokenmill::cli::RunDecode},
     {"count", "count the words of a corpus into a word-count file for train --counts", tokenmill::cli::RunCount},
     {"inspect", "describe a tokenmill file (word counts: header and top words)", tokenmill::cli::RunInspect},
+    {"pretokenize", "print the pieces the pre-tokenizer splits text into, one per line", tokenmill::cli::RunPretokenize},
 };
 
 void PrintUsage(FILE* out) {

@@ -3,6 +3,9 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "common/strings.h"
 
 namespace tokenmill::testing {
@@ -10,8 +13,21 @@ namespace {
 
 class Pcre2PreTokenizer final : public PreTokenizer {
  public:
-  explicit Pcre2PreTokenizer(pcre2_code* code) : code_(code) {}
-  ~Pcre2PreTokenizer() override { pcre2_code_free(code_); }
+  explicit Pcre2PreTokenizer(pcre2_code* code) : code_(code) {
+    // No limit may cut a match short: a 100 MB run of spaces backtracks 10^8 steps in
+    // \s*[\r\n]+ before \s+(?!\S) takes it.
+    context_ = pcre2_match_context_create(nullptr);
+    pcre2_set_match_limit(context_, UINT32_MAX);
+    pcre2_set_depth_limit(context_, UINT32_MAX);
+    pcre2_set_heap_limit(context_, UINT32_MAX);
+    jit_stack_ = pcre2_jit_stack_create(32 << 10, 512 << 20, nullptr);
+    pcre2_jit_stack_assign(context_, nullptr, jit_stack_);
+  }
+  ~Pcre2PreTokenizer() override {
+    pcre2_jit_stack_free(jit_stack_);
+    pcre2_match_context_free(context_);
+    pcre2_code_free(code_);
+  }
 
   void Split(std::string_view text,
              absl::FunctionRef<void(std::string_view)> on_piece) const override {
@@ -22,7 +38,14 @@ class Pcre2PreTokenizer final : public PreTokenizer {
     };
     size_t pos = 0;
     while (pos < text.size()) {
-      const int rc = pcre2_match(code_, subject, text.size(), pos, 0, match, nullptr);
+      const int rc = pcre2_match(code_, subject, text.size(), pos, 0, match, context_);
+      if (rc < 0 && rc != PCRE2_ERROR_NOMATCH) {  // the oracle cannot answer: fail loudly
+        PCRE2_UCHAR message[256];
+        pcre2_get_error_message(rc, message, sizeof(message));
+        std::fprintf(stderr, "PCRE2 oracle: match error at byte %zu: %s\n", pos,
+                     reinterpret_cast<const char*>(message));
+        std::abort();
+      }
       if (rc < 0) {
         uncovered(pos, text.size());
         break;
@@ -40,6 +63,8 @@ class Pcre2PreTokenizer final : public PreTokenizer {
 
  private:
   pcre2_code* code_;
+  pcre2_match_context* context_;
+  pcre2_jit_stack* jit_stack_;  // shared: the oracle is used from one thread at a time
 };
 
 }  // namespace

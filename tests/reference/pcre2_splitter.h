@@ -4,6 +4,8 @@
 //
 // Invalid UTF-8 (PCRE2_MATCH_INVALID_UTF): no match covers an invalid byte; each byte that no
 // match covers becomes a piece of its own, which is tokenmill's rule (pretokenizer.h).
+//
+// Not thread-safe (one JIT stack per instance); no match, depth or heap limit applies.
 #pragma once
 
 #include <memory>
