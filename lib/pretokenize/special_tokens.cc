@@ -1,48 +1,118 @@
+// SpecialTokenMatcher on Hyperscan: the tokens form one literal database (block mode, no
+// start-of-match tracking: a literal's start is its end minus its length). Hyperscan reports
+// every occurrence of every token; Split() keeps, left to right, the occurrence that starts
+// first and among those the longest, and skips occurrences that overlap a kept one.
 #include "pretokenize/special_tokens.h"
 
-#include "absl/container/flat_hash_set.h"
+#include <hs/hs.h>
+
+#include <algorithm>
+#include <climits>
+
+#include "absl/synchronization/mutex.h"
 #include "common/strings.h"
 
 namespace tokenmill {
 namespace {
 
-// Interim matcher: tries every token at every position where one could start.
-class NaiveSpecialTokenMatcher final : public SpecialTokenMatcher {
+struct Occurrence {
+  size_t start;
+  size_t length;
+  int index;
+};
+
+class HyperscanSpecialTokenMatcher final : public SpecialTokenMatcher {
  public:
-  explicit NaiveSpecialTokenMatcher(std::vector<std::string> tokens)
-      : SpecialTokenMatcher(std::move(tokens)) {
-    for (const std::string& t : this->tokens()) first_bytes_.insert(t[0]);
+  HyperscanSpecialTokenMatcher(std::vector<std::string> tokens, hs_database_t* database,
+                               hs_scratch_t* scratch)
+      : SpecialTokenMatcher(std::move(tokens)), database_(database), prototype_(scratch) {
+    for (const std::string& t : this->tokens()) max_length_ = std::max(max_length_, t.size());
+  }
+
+  ~HyperscanSpecialTokenMatcher() override {
+    for (hs_scratch_t* s : pool_) hs_free_scratch(s);
+    hs_free_scratch(prototype_);
+    hs_free_database(database_);
   }
 
   void Split(std::string_view text,
              absl::FunctionRef<void(std::string_view, int)> on_segment) const override {
+    std::vector<Occurrence> found = FindAll(text);
+    std::sort(found.begin(), found.end(), [](const Occurrence& a, const Occurrence& b) {
+      return a.start != b.start ? a.start < b.start : a.length > b.length;
+    });
     size_t plain_start = 0;
-    size_t pos = 0;
-    while (pos < text.size()) {
-      int best = -1;
-      if (first_bytes_.contains(text[pos])) {
-        for (size_t i = 0; i < tokens().size(); ++i) {
-          const std::string& t = tokens()[i];
-          if (text.substr(pos).starts_with(t) &&
-              (best < 0 || t.size() > tokens()[best].size())) {
-            best = static_cast<int>(i);
-          }
-        }
-      }
-      if (best < 0) {
-        ++pos;
-        continue;
-      }
-      if (pos > plain_start) on_segment(text.substr(plain_start, pos - plain_start), -1);
-      on_segment(text.substr(pos, tokens()[best].size()), best);
-      pos += tokens()[best].size();
-      plain_start = pos;
+    for (const Occurrence& o : found) {
+      if (o.start < plain_start) continue;  // overlaps the token kept before
+      if (o.start > plain_start) on_segment(text.substr(plain_start, o.start - plain_start), -1);
+      on_segment(text.substr(o.start, o.length), o.index);
+      plain_start = o.start + o.length;
     }
     if (plain_start < text.size()) on_segment(text.substr(plain_start), -1);
   }
 
  private:
-  absl::flat_hash_set<char> first_bytes_;
+  // Every occurrence of every token, in any order. Texts longer than hs_scan's unsigned length
+  // are scanned in overlapping windows; each occurrence is kept once (by its end).
+  std::vector<Occurrence> FindAll(std::string_view text) const {
+    std::vector<Occurrence> found;
+    if (database_ == nullptr || text.empty()) return found;
+    hs_scratch_t* scratch = TakeScratch();
+    struct Context {
+      const HyperscanSpecialTokenMatcher* self;
+      std::vector<Occurrence>* found;
+      size_t base;
+      size_t keep_after;  // only ends beyond this absolute offset are new
+    };
+    auto on_match = [](unsigned id, unsigned long long, unsigned long long to, unsigned,
+                       void* ctx) -> int {
+      auto* c = static_cast<Context*>(ctx);
+      const size_t end = c->base + to;
+      if (end <= c->keep_after) return 0;
+      const size_t length = c->self->tokens()[id].size();
+      c->found->push_back({end - length, length, static_cast<int>(id)});
+      return 0;
+    };
+    constexpr size_t kWindow = size_t{1} << 30;
+    size_t base = 0;
+    size_t keep_after = 0;
+    while (true) {
+      const size_t length = std::min(text.size() - base, kWindow);
+      Context context{this, &found, base, keep_after};
+      hs_scan(database_, text.data() + base, static_cast<unsigned>(length), 0, scratch, on_match,
+              &context);
+      if (base + length == text.size()) break;
+      keep_after = base + length;
+      base = keep_after - std::min(keep_after, max_length_ - 1);
+    }
+    ReturnScratch(scratch);
+    return found;
+  }
+
+  hs_scratch_t* TakeScratch() const {
+    {
+      absl::MutexLock lock(&mutex_);
+      if (!pool_.empty()) {
+        hs_scratch_t* s = pool_.back();
+        pool_.pop_back();
+        return s;
+      }
+    }
+    hs_scratch_t* s = nullptr;
+    hs_clone_scratch(prototype_, &s);
+    return s;
+  }
+
+  void ReturnScratch(hs_scratch_t* s) const {
+    absl::MutexLock lock(&mutex_);
+    pool_.push_back(s);
+  }
+
+  hs_database_t* database_;  // null when there are no tokens
+  hs_scratch_t* prototype_;
+  size_t max_length_ = 0;
+  mutable absl::Mutex mutex_;
+  mutable std::vector<hs_scratch_t*> pool_;
 };
 
 }  // namespace
@@ -56,7 +126,32 @@ absl::StatusOr<std::unique_ptr<SpecialTokenMatcher>> SpecialTokenMatcher::Create
       return absl::InvalidArgumentError(StrCat("special token '", t, "' is given twice"));
     }
   }
-  return std::make_unique<NaiveSpecialTokenMatcher>(std::move(tokens));
+  hs_database_t* database = nullptr;
+  hs_scratch_t* scratch = nullptr;
+  if (!tokens.empty()) {
+    std::vector<const char*> expressions;
+    std::vector<size_t> lengths;
+    std::vector<unsigned> ids, flags(tokens.size(), 0);
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      expressions.push_back(tokens[i].data());
+      lengths.push_back(tokens[i].size());
+      ids.push_back(static_cast<unsigned>(i));
+    }
+    hs_compile_error_t* error = nullptr;
+    if (hs_compile_lit_multi(expressions.data(), flags.data(), ids.data(), lengths.data(),
+                             static_cast<unsigned>(tokens.size()), HS_MODE_BLOCK, nullptr,
+                             &database, &error) != HS_SUCCESS) {
+      std::string message = error != nullptr ? error->message : "unknown error";
+      hs_free_compile_error(error);
+      return absl::InternalError(StrCat("cannot compile the special tokens: ", message));
+    }
+    if (hs_alloc_scratch(database, &scratch) != HS_SUCCESS) {
+      hs_free_database(database);
+      return absl::ResourceExhaustedError("cannot allocate Hyperscan scratch space");
+    }
+  }
+  return std::unique_ptr<SpecialTokenMatcher>(
+      new HyperscanSpecialTokenMatcher(std::move(tokens), database, scratch));
 }
 
 }  // namespace tokenmill
