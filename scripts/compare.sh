@@ -162,7 +162,7 @@ if [[ -z $tokenmill ]]; then
   "$root/scripts/build.sh" "$build_dir" >/dev/null
   tokenmill="$build_dir/tokenmill"
 fi
-[[ -x $tokenmill ]] || die "no tokenmill binary at $tokenmill"
+[[ -f $tokenmill && -x $tokenmill ]] || die "no tokenmill executable at $tokenmill"
 tokenmill=$(realpath "$tokenmill")
 
 mkdir -p "$out_dir/logs"
