@@ -4,9 +4,10 @@
   report.py timev FILE               wall s, CPU s (user+sys), peak RSS kB, exit status of one
                                      `/usr/bin/time -v -o FILE` record, tab-separated
   report.py vocab FILE               vocabulary size of a tokenizer.json or a SentencePiece .vocab
-  report.py train RUNS.tsv OUTDIR    Markdown tables (medians, ratios peer/tokenmill, seed users'
+  report.py train RUNS.tsv... OUTDIR Markdown tables (medians, ratios peer/tokenmill, seed users'
                                      table) to stdout and OUTDIR/table.md; chart data and the
-                                     gnuplot chart OUTDIR/compare.png
+                                     gnuplot chart OUTDIR/compare.png; several RUNS.tsv (from
+                                     separate compare.sh runs) are reported together
   report.py encode RUNS.tsv OUTDIR   Markdown table of encoding throughput to stdout and
                                      OUTDIR/encode_table.md
 """
@@ -64,13 +65,14 @@ def vocab_size(path):
     return len(vocab) + len(extra)
 
 
-def read_tsv(path, fields):
+def read_tsv(paths, fields):
     rows = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if not line.strip() or line.startswith("corpus\t"):
-                continue
-            rows.append(dict(zip(fields, line.rstrip("\n").split("\t"))))
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if not line.strip() or line.startswith("corpus\t"):
+                    continue
+                rows.append(dict(zip(fields, line.rstrip("\n").split("\t"))))
     return rows
 
 
@@ -125,8 +127,8 @@ class Summary:
         return ""
 
 
-def train_report(runs_path, outdir):
-    rows = read_tsv(runs_path, TRAIN_FIELDS)
+def train_report(runs_paths, outdir):
+    rows = read_tsv(runs_paths, TRAIN_FIELDS)
     corpora = ordered_unique(r["corpus"] for r in rows)
     tools = [t for t in ("tokenmill", "hf", "spm") if any(r["tool"] == t for r in rows)]
     summaries = {}
@@ -217,8 +219,8 @@ def write_chart(corpora, tools, summaries, outdir):
     print(f"chart: {png}", file=sys.stderr)
 
 
-def encode_report(runs_path, outdir):
-    rows = read_tsv(runs_path, ENCODE_FIELDS)
+def encode_report(runs_paths, outdir):
+    rows = read_tsv(runs_paths, ENCODE_FIELDS)
     corpora = ordered_unique(r["corpus"] for r in rows)
     out = ["| corpus | tokenizer | encoder | runs | encode s | MB/s | M tokens/s | tokens | peak RSS MB "
            "| time × tokenmill |",
@@ -267,9 +269,9 @@ def main(argv):
     elif len(argv) >= 2 and argv[0] == "vocab":
         print(vocab_size(argv[1]))
     elif len(argv) >= 3 and argv[0] == "train":
-        train_report(argv[1], argv[2])
+        train_report(argv[1:-1], argv[-1])
     elif len(argv) >= 3 and argv[0] == "encode":
-        encode_report(argv[1], argv[2])
+        encode_report(argv[1:-1], argv[-1])
     else:
         sys.stderr.write(__doc__)
         return 2
