@@ -140,8 +140,8 @@ def train_report(runs_paths, outdir):
 
     out = []
     out.append("| corpus | tool | runs | wall s | CPU s | cores busy | peak RSS MB | vocab "
-               "| wall × tokenmill | RSS × tokenmill |")
-    out.append("|---|---|---|---|---|---|---|---|---|---|")
+               "| wall × tokenmill | CPU × tokenmill | RSS × tokenmill |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|")
     for corpus in corpora:
         base = summaries.get((corpus, "tokenmill"))
         mb = summaries[corpus, tools[0]].bytes / 1e6 if (corpus, tools[0]) in summaries else 0
@@ -156,14 +156,16 @@ def train_report(runs_paths, outdir):
                 if s.timeouts and base is not None and base.finished:
                     ratio = f"> {s.limit / base.wall:.0f}×"
                 out.append(f"| {name} | {TOOL_LABELS[tool]} | {s.runs} | {s.status_note()} | – | – "
-                           f"| {rss} | – | {ratio} | – |")
+                           f"| {rss} | – | {ratio} | – | – |")
                 continue
-            wall_ratio = rss_ratio = "1" if tool == "tokenmill" else "–"
+            wall_ratio = cpu_ratio = rss_ratio = "1" if tool == "tokenmill" else "–"
             if tool != "tokenmill" and base is not None and base.finished:
                 wall_ratio = f"{s.wall / base.wall:.1f}×"
+                cpu_ratio = f"{s.cpu / base.cpu:.1f}×"
                 rss_ratio = f"{s.rss_mb / base.rss_mb:.1f}×"
             out.append(f"| {name} | {TOOL_LABELS[tool]} | {s.runs} | {fmt(s.wall)} | {fmt(s.cpu)} "
-                       f"| {s.cpu / s.wall:.2f} | {s.rss_mb:.0f} | {s.vocab} | {wall_ratio} | {rss_ratio} |")
+                       f"| {s.cpu / s.wall:.2f} | {s.rss_mb:.0f} | {s.vocab} | {wall_ratio} | {cpu_ratio} "
+                       f"| {rss_ratio} |")
     out.append("")
     out.append("Seed users' table (medians; words = GPT-2 pre-tokenizer pieces, each line a document):")
     out.append("")
