@@ -56,7 +56,11 @@ struct Located {
 };
 
 struct ThreadState {
+  ThreadState() = default;
+  ThreadState(const ThreadState&) = delete;
+  ThreadState& operator=(const ThreadState&) = delete;
   WordCounts words;
+  WordCountCache cache{&words};  // flushed into `words` before they are read
   uint64_t documents = 0, bytes = 0, invalid_utf8 = 0, nul_bytes = 0, skipped = 0;
   std::optional<Located> first_skipped;
   std::unique_ptr<JsonTextExtractor> json;
@@ -116,7 +120,10 @@ absl::Status CorpusCounter::Run(int threads, ProgressFormat progress_format, Cor
 
   // Merge the per-thread tables into the largest, partition by partition in parallel.
   std::vector<ThreadState*> states;
-  for (ThreadState& s : states_) states.push_back(&s);
+  for (ThreadState& s : states_) {
+    s.cache.Flush();
+    states.push_back(&s);
+  }
   std::sort(states.begin(), states.end(), [](const ThreadState* a, const ThreadState* b) {
     return a->words.unique_words() > b->words.unique_words();
   });
@@ -171,7 +178,7 @@ std::optional<Located> CorpusCounter::CountBatch(ThreadState& state, const Batch
   std::string_view text = batch.text();
   if (text.empty()) return std::nullopt;
   auto count = [&](std::string_view document) {
-    CountDocument(document, pretokenizer_, specials_, state.words);
+    CountDocument(document, pretokenizer_, specials_, state.cache);
   };
   const InputFile& input = reader_.inputs()[batch.input];
   if (input.format == RecordFormat::kJsonLines) {

@@ -1,9 +1,11 @@
 #include "count/count_text.h"
 
 namespace tokenmill {
+namespace {
 
-void CountDocument(std::string_view document, const PreTokenizer& pretokenizer,
-                   const SpecialTokenMatcher* specials, WordCounts& counts) {
+template <typename Counts>
+void CountPieces(std::string_view document, const PreTokenizer& pretokenizer,
+                 const SpecialTokenMatcher* specials, Counts& counts) {
   auto count_plain = [&](std::string_view text) {
     pretokenizer.Split(text, [&](std::string_view piece) { counts.Add(piece); });
   };
@@ -14,6 +16,18 @@ void CountDocument(std::string_view document, const PreTokenizer& pretokenizer,
   specials->Split(document, [&](std::string_view segment, int special_index) {
     if (special_index < 0) count_plain(segment);
   });
+}
+
+}  // namespace
+
+void CountDocument(std::string_view document, const PreTokenizer& pretokenizer,
+                   const SpecialTokenMatcher* specials, WordCounts& counts) {
+  CountPieces(document, pretokenizer, specials, counts);
+}
+
+void CountDocument(std::string_view document, const PreTokenizer& pretokenizer,
+                   const SpecialTokenMatcher* specials, WordCountCache& counts) {
+  CountPieces(document, pretokenizer, specials, counts);
 }
 
 }  // namespace tokenmill

@@ -4,6 +4,7 @@
 
 #include <string_view>
 
+#include "count/word_count_cache.h"
 #include "count/word_counts.h"
 #include "pretokenize/pretokenizer.h"
 #include "pretokenize/special_tokens.h"
@@ -13,5 +14,8 @@ namespace tokenmill {
 // `specials` may be null (no special tokens).
 void CountDocument(std::string_view document, const PreTokenizer& pretokenizer,
                    const SpecialTokenMatcher* specials, WordCounts& counts);
+// The same, counting through a cache (the parallel counting hot path).
+void CountDocument(std::string_view document, const PreTokenizer& pretokenizer,
+                   const SpecialTokenMatcher* specials, WordCountCache& counts);
 
 }  // namespace tokenmill

@@ -1,6 +1,8 @@
 #include "count/word_counts.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 
 #include "absl/hash/hash.h"
 #include "common/strings.h"
@@ -10,6 +12,8 @@
 namespace tokenmill {
 
 static_assert(sizeof(size_t) == 8, "WordCounts partitions by the top bits of a 64-bit hash");
+static_assert(std::endian::native == std::endian::little,
+              "WordCounts::ShortView reads packed words' bytes in memory order");
 
 WordCounts::WordCounts() : partitions_(kPartitions) {}
 
@@ -22,6 +26,8 @@ WordCounts& WordCounts::operator=(const WordCounts& other) {
   }
   return *this;
 }
+
+size_t WordCounts::HashShort(uint64_t key) { return absl::Hash<uint64_t>{}(key); }
 
 size_t WordCounts::HashWord(std::string_view word) {
   return absl::Hash<absl::string_view>{}(ToAbsl(word));
@@ -37,23 +43,37 @@ void WordCounts::Partition::Add(const Key& key, uint64_t count) {
   if (!inserted) it->second += count;
 }
 
+void WordCounts::Partition::MergeFrom(const Partition& other) {
+  for (const auto& [key, count] : other.short_words) short_words[key] += count;
+  for (const auto& [key, count] : other.map) Add(key, count);
+}
+
+void WordCounts::AddPacked(uint64_t key, uint64_t count) {
+  total_ += count;
+  partitions_[PartitionOf(HashShort(key))].short_words[key] += count;
+}
+
 void WordCounts::Add(std::string_view word, uint64_t count) {
+  total_ += count;
+  if (word.size() <= kMaxShortWord) {
+    uint64_t key = PackShort(word);
+    partitions_[PartitionOf(HashShort(key))].short_words[key] += count;
+    return;
+  }
   size_t hash = HashWord(word);
   partitions_[PartitionOf(hash)].Add(Key{word.data(), word.size(), hash}, count);
-  total_ += count;
 }
 
 void WordCounts::MergeFrom(const WordCounts& other) {
   if (this == &other) {
     for (Partition& p : partitions_) {
+      for (auto& entry : p.short_words) entry.second *= 2;
       for (auto& entry : p.map) entry.second *= 2;
     }
     total_ *= 2;
     return;
   }
-  for (size_t i = 0; i < kPartitions; ++i) {
-    for (const auto& [key, count] : other.partitions_[i].map) partitions_[i].Add(key, count);
-  }
+  for (size_t i = 0; i < kPartitions; ++i) partitions_[i].MergeFrom(other.partitions_[i]);
   total_ += other.total_;
 }
 
@@ -65,10 +85,10 @@ void WordCounts::MergeFrom(WordCounts&& other) {
   tbb::parallel_for(size_t{0}, kPartitions, [&](size_t i) {
     Partition& from = other.partitions_[i];
     Partition& to = partitions_[i];
-    if (to.map.empty()) {
+    if (to.size() == 0) {
       std::swap(to, from);
     } else {
-      for (const auto& [key, count] : from.map) to.Add(key, count);
+      to.MergeFrom(from);
     }
     from = Partition();
   });
@@ -78,11 +98,17 @@ void WordCounts::MergeFrom(WordCounts&& other) {
 
 size_t WordCounts::unique_words() const {
   size_t n = 0;
-  for (const Partition& p : partitions_) n += p.map.size();
+  for (const Partition& p : partitions_) n += p.size();
   return n;
 }
 
 uint64_t WordCounts::Get(std::string_view word) const {
+  if (word.size() <= kMaxShortWord) {
+    uint64_t key = PackShort(word);
+    const auto& map = partitions_[PartitionOf(HashShort(key))].short_words;
+    auto it = map.find(key);
+    return it == map.end() ? 0 : it->second;
+  }
   size_t hash = HashWord(word);
   const auto& map = partitions_[PartitionOf(hash)].map;
   auto it = map.find(Key{word.data(), word.size(), hash});
@@ -102,6 +128,7 @@ std::vector<std::pair<std::string_view, uint64_t>> WordCounts::Sorted() const {
 size_t WordCounts::MemoryBytes() const {
   size_t bytes = partitions_.size() * sizeof(Partition);
   for (const Partition& p : partitions_) {
+    bytes += p.short_words.capacity() * (sizeof(std::pair<const uint64_t, uint64_t>) + 1);
     bytes += p.map.capacity() * (sizeof(std::pair<const Key, uint64_t>) + 1);
     bytes += p.arena.allocated_bytes();
   }
@@ -111,6 +138,11 @@ size_t WordCounts::MemoryBytes() const {
 bool WordCounts::operator==(const WordCounts& other) const {
   if (total_ != other.total_ || unique_words() != other.unique_words()) return false;
   for (size_t i = 0; i < kPartitions; ++i) {
+    const auto& their_short = other.partitions_[i].short_words;
+    for (const auto& [key, count] : partitions_[i].short_words) {
+      auto it = their_short.find(key);
+      if (it == their_short.end() || it->second != count) return false;
+    }
     const auto& theirs = other.partitions_[i].map;
     for (const auto& [key, count] : partitions_[i].map) {
       // Hash seeds are per process, so a word sits in the same partition in both tables.

@@ -8,12 +8,17 @@
 // and frees the source as it goes).
 //
 // Layout: the table is split into kPartitions hash partitions (by the top bits of the word's
-// hash), each an Abseil flat_hash_map keyed on views of bytes kept in that partition's
-// WordArena. A word's hash is computed once per Add and stored with the key, so rehashing and
-// merging never hash bytes again.
+// hash). In each, words of up to 7 bytes (most words of real text) live packed into a 64-bit
+// key (bytes, then the length in the top byte) of an integer flat_hash_map: no pointer to
+// chase, no byte comparison. Longer words live in a flat_hash_map keyed on views of bytes kept
+// in the partition's WordArena, with the hash stored in the key so rehashing and merging never
+// hash bytes again.
+//
+// The views that Sorted() and ForEach() give are valid until the table is next modified.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -47,6 +52,7 @@ class WordCounts {
   template <typename F>
   void ForEach(F&& f) const {
     for (const Partition& p : partitions_) {
+      for (const auto& [key, count] : p.short_words) f(ShortView(key), count);
       for (const auto& [key, count] : p.map) f(key.view(), count);
     }
   }
@@ -57,6 +63,10 @@ class WordCounts {
   bool operator==(const WordCounts& other) const;
 
  private:
+  friend class WordCountCache;
+  // Adds `count` to the short word packed in `key` (see PackShort).
+  void AddPacked(uint64_t key, uint64_t count);
+
   static constexpr int kPartitionBits = 6;
   static constexpr size_t kPartitions = size_t{1} << kPartitionBits;
 
@@ -75,12 +85,39 @@ class WordCounts {
     }
   };
   struct Partition {
-    absl::flat_hash_map<Key, uint64_t, KeyHash, KeyEq> map;
+    absl::flat_hash_map<uint64_t, uint64_t> short_words;  // packed words of <= 7 bytes
+    absl::flat_hash_map<Key, uint64_t, KeyHash, KeyEq> map;  // longer words
     WordArena arena;
     // Adds `count` to `key`'s entry, storing the bytes in this partition's arena if new.
     void Add(const Key& key, uint64_t count);
+    void MergeFrom(const Partition& other);
+    size_t size() const { return short_words.size() + map.size(); }
   };
 
+  static constexpr size_t kMaxShortWord = 7;
+  // Bytes in the low bytes (memory order on little-endian machines), length in the top byte.
+  // Overlapping fixed-size loads instead of a variable-length memcpy through the stack, which
+  // would stall store-to-load forwarding on every word.
+  static uint64_t PackShort(std::string_view word) {
+    const char* p = word.data();
+    size_t n = word.size();
+    uint64_t key = 0;
+    if (n >= 4) {
+      uint32_t lo, hi;
+      std::memcpy(&lo, p, 4);
+      std::memcpy(&hi, p + n - 4, 4);
+      key = lo | (static_cast<uint64_t>(hi) << (8 * (n - 4)));
+    } else if (n > 0) {
+      key = static_cast<uint64_t>(static_cast<unsigned char>(p[0])) |
+            static_cast<uint64_t>(static_cast<unsigned char>(p[n / 2])) << (8 * (n / 2)) |
+            static_cast<uint64_t>(static_cast<unsigned char>(p[n - 1])) << (8 * (n - 1));
+    }
+    return key | (static_cast<uint64_t>(n) << 56);
+  }
+  static std::string_view ShortView(const uint64_t& key) {
+    return {reinterpret_cast<const char*>(&key), static_cast<size_t>(key >> 56)};
+  }
+  static size_t HashShort(uint64_t key);
   static size_t HashWord(std::string_view word);
   static size_t PartitionOf(size_t hash) { return hash >> (64 - kPartitionBits); }
 

@@ -1,0 +1,82 @@
+// WordCounts (packed short words, arena-backed long words, hash partitions) and the counting
+// cache in front of it, against a std::map reference on random words of every length class.
+#include <map>
+#include <random>
+#include <string>
+
+#include "count/word_count_cache.h"
+#include "count/word_counts.h"
+#include "gtest/gtest.h"
+
+namespace tokenmill {
+namespace {
+
+std::string RandomWord(std::mt19937& rng) {
+  static const size_t kLengths[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17, 40};
+  size_t n = kLengths[rng() % std::size(kLengths)];
+  std::string w;
+  for (size_t i = 0; i < n; ++i) w.push_back(static_cast<char>(rng() % 4 == 0 ? rng() % 256 : 'a' + rng() % 3));
+  return w;
+}
+
+TEST(WordCounts, MatchesAMapThroughAddCacheAndMerge) {
+  std::mt19937 rng(5);
+  std::map<std::string, uint64_t> reference;
+  WordCounts direct, cached, merged_parts[3];
+  {
+    WordCountCache cache(&cached);
+    for (int i = 0; i < 20000; ++i) {
+      std::string w = RandomWord(rng);
+      if (w.empty()) continue;  // pre-tokenizers never give empty pieces
+      ++reference[w];
+      direct.Add(w);
+      cache.Add(w);
+      merged_parts[i % 3].Add(w);
+    }
+  }  // the cache flushes into `cached` here
+  WordCounts merged;
+  merged.MergeFrom(merged_parts[0]);                 // copy
+  merged.MergeFrom(std::move(merged_parts[1]));      // move, parallel by partition
+  merged.MergeFrom(std::move(merged_parts[2]));
+  for (const WordCounts* counts : {&direct, &cached, &merged}) {
+    EXPECT_EQ(counts->unique_words(), reference.size());
+    auto sorted = counts->Sorted();
+    ASSERT_EQ(sorted.size(), reference.size());
+    size_t i = 0;
+    uint64_t total = 0;
+    for (const auto& [word, count] : reference) {
+      EXPECT_EQ(sorted[i].first, word);
+      EXPECT_EQ(sorted[i].second, count);
+      EXPECT_EQ(counts->Get(word), count);
+      total += count;
+      ++i;
+    }
+    EXPECT_EQ(counts->total_words(), total);
+  }
+  EXPECT_TRUE(direct == cached);
+  EXPECT_TRUE(direct == merged);
+  WordCounts copy = direct;
+  EXPECT_TRUE(copy == direct);
+  copy.Add("one more word");
+  EXPECT_FALSE(copy == direct);
+  EXPECT_EQ(direct.Get("never seen"), 0u);
+  EXPECT_EQ(direct.Get(std::string_view("zz\0zzzzzz", 9)), 0u);
+}
+
+TEST(WordCounts, ShortWordsWithZeroBytesAreDistinct) {
+  WordCounts counts;
+  counts.Add(std::string_view("a\0", 2));
+  counts.Add(std::string_view("a", 1));
+  counts.Add(std::string_view("\0a", 2), 5);
+  EXPECT_EQ(counts.unique_words(), 3u);
+  EXPECT_EQ(counts.Get(std::string_view("a\0", 2)), 1u);
+  EXPECT_EQ(counts.Get(std::string_view("\0a", 2)), 5u);
+  auto sorted = counts.Sorted();
+  ASSERT_EQ(sorted.size(), 3u);
+  EXPECT_EQ(sorted[0].first, std::string_view("\0a", 2));
+  EXPECT_EQ(sorted[1].first, "a");
+  EXPECT_EQ(sorted[2].first, std::string_view("a\0", 2));
+}
+
+}  // namespace
+}  // namespace tokenmill
