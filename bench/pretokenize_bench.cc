@@ -7,6 +7,7 @@
 #include <string>
 
 #include "bench_corpus.h"
+#include "pretokenize/custom_pattern.h"
 #include "pretokenize/presets.h"
 #include "pretokenize/pretokenizer.h"
 #include "reference/pcre2_splitter.h"
@@ -53,6 +54,19 @@ void BM_PreTokenizePcre2Jit(benchmark::State& state) {
   RunSplit(state, **pcre2, text);
 }
 
+// The custom-pattern matcher (custom_pattern.h) running a preset's pattern, for comparison.
+void BM_PreTokenizeCustomMatcher(benchmark::State& state) {
+  const std::string& text = bench::BenchCorpus(kCorpora[state.range(0)]);
+  absl::StatusOr<std::unique_ptr<PreTokenizer>> custom =
+      CompileCustomPattern(PresetPattern(kPresets[state.range(1)]));
+  if (!custom.ok()) {
+    state.SkipWithError("cannot compile the pattern");
+    return;
+  }
+  state.SetLabel(std::string(kCorpora[state.range(0)]) + "/" + kPresets[state.range(1)]);
+  RunSplit(state, **custom, text);
+}
+
 // (corpus index, preset index) pairs: linux_docs and poetry for every preset, brown and
 // linux_c_100m for gpt2 and cl100k.
 void PresetArgs(benchmark::internal::Benchmark* b) {
@@ -66,6 +80,7 @@ void PresetArgs(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_PreTokenize)->Apply(PresetArgs)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PreTokenizePcre2Jit)->Apply(PresetArgs)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PreTokenizeCustomMatcher)->Args({0, 0})->Args({1, 1})->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace tokenmill

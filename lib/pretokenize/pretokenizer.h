@@ -2,7 +2,37 @@
 //
 // Contract: Split() calls `on_piece` once per piece, in order; the pieces are non-empty and
 // concatenate to exactly `text`, for any bytes (invalid UTF-8 included). Split() is const and
-// safe to call from many threads at once on one PreTokenizer.
+// safe to call from many threads at once on one PreTokenizer. It needs no memory that grows
+// with the text.
+//
+// Semantics: the pieces are what PCRE finds by matching the pattern repeatedly, each match
+// starting where the previous one ended (leftmost-first alternation, greedy quantifiers,
+// look-ahead), as tiktoken and Hugging Face split. Character classes come from the Unicode
+// tables in unicode_classes.h (Unicode 15.0; \s is White_Space, as in Rust's regex, so U+180E is
+// not \s although PCRE2 says it is). The presets (presets.h) run on hand-written scanners; qwen2
+// expects NFC-normalized text, as Qwen2 normalizes before splitting (not done here).
+//
+// Invalid UTF-8: each byte that does not begin a well-formed UTF-8 sequence (a lone
+// continuation byte, an overlong form, a surrogate, a code point above U+10FFFF, a sequence cut
+// short, also by the end of the text) is a piece of its own. No match crosses it: for the
+// pattern it is like the end of the text, so the valid text on either side splits as if it
+// stood alone. This is what PCRE2 does with PCRE2_MATCH_INVALID_UTF. NUL is an ordinary
+// character ([^\s\p{L}\p{N}]).
+//
+// Custom patterns (preset "custom", PreTokenizerConfig::pattern; exactly a preset's pattern
+// selects that preset's scanner) run on a backtracking matcher (custom_pattern.h) with the same
+// semantics, for this subset of PCRE syntax:
+//   - alternation |; groups (...), (?:...), (?i:...) and look-ahead (?=...), (?!...);
+//   - quantifiers * + ? {n} {n,} {n,m}, greedy or lazy (?), on one character or class; on a
+//     group only ? (or ??);
+//   - literal characters (UTF-8), ., classes [...] and [^...] with ranges, and the escapes
+//     \s \S \n \r \t \f \a \e \xHH \x{H..} and escaped punctuation; \p{..} and \P{..} for L, M,
+//     N, Ll, and Lu with Lt or Lm with Lo given together in one class (as o200k does);
+//   - (?i:...) folds ASCII letters (plus U+017F for s and U+212A for k, as PCRE2 and Rust do).
+// Anything else (anchors, \d, \w, \b, other properties, look-behind, back-references, atomic and
+// possessive forms, non-ASCII cased letters under (?i:...), a pattern that can match the empty
+// string) is rejected by Create() with the offset and the construct. Text that no match covers
+// becomes pieces too: each maximal stretch of valid UTF-8 one piece, each invalid byte one.
 #pragma once
 
 #include <memory>

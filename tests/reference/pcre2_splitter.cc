@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "common/strings.h"
+#include "pretokenize/unicode_classes.h"
 
 namespace tokenmill::testing {
 namespace {
@@ -33,8 +34,20 @@ class Pcre2PreTokenizer final : public PreTokenizer {
              absl::FunctionRef<void(std::string_view)> on_piece) const override {
     pcre2_match_data* match = pcre2_match_data_create_from_pattern(code_, nullptr);
     const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
-    auto uncovered = [&](size_t from, size_t to) {  // invalid bytes: one piece each
-      for (size_t i = from; i < to; ++i) on_piece(text.substr(i, 1));
+    // Text no match covers: each invalid byte is a piece, each stretch of valid UTF-8 too.
+    auto uncovered = [&](size_t from, size_t to) {
+      const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+      size_t valid_start = from;
+      for (size_t i = from; i < to;) {
+        const DecodedChar c = DecodeAt(s, to, i);
+        if (c.cls & kClassInvalid) {
+          if (valid_start < i) on_piece(text.substr(valid_start, i - valid_start));
+          on_piece(text.substr(i, 1));
+          valid_start = i + 1;
+        }
+        i += c.len;
+      }
+      if (valid_start < to) on_piece(text.substr(valid_start, to - valid_start));
     };
     size_t pos = 0;
     while (pos < text.size()) {
