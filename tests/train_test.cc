@@ -227,22 +227,25 @@ TEST(TrainBpe, EqualsReferenceWithCountsBeyond32Bits) {
   ExpectMatchesReference(words, options, "large counts");
 }
 
-// A pair list long enough that merges run in parallel batches, checked against the reference.
+// A pair list long enough that merges run in parallel batches (more than 4 x 2048 distinct
+// words hold "xy"; see kParallelMinWords in bpe_trainer.cc), checked against the reference.
 TEST(TrainBpe, EqualsReferenceWhenMergesRunInBatches) {
   std::mt19937_64 rng(7);
   Words words;
-  for (int i = 0; i < 12000; ++i) {
-    std::string w = "x";
-    size_t len = 1 + rng() % 5;
-    for (size_t k = 0; k < len; ++k) w.push_back("abcx"[rng() % 4]);
+  for (int i = 0; i < 20000; ++i) {
+    std::string w = "xy";
+    for (int v = i; v > 0; v /= 5) w.push_back("abcde"[v % 5]);
+    if (i % 3 == 0) w += "xy";
     words.emplace_back(w, 1 + rng() % 3);
   }
   for (bool hf : {false, true}) {
-    TrainerOptions options;
-    options.hf_compat = hf;
-    options.threads = 2;
-    options.vocab_size = (hf ? 4 : 256) + 12;
-    ExpectMatchesReference(words, options, hf ? "batches, hf" : "batches");
+    for (int threads : {1, 2}) {
+      TrainerOptions options;
+      options.hf_compat = hf;
+      options.threads = threads;
+      options.vocab_size = (hf ? 7 : 256) + 12;
+      ExpectMatchesReference(words, options, hf ? "batches, hf" : "batches");
+    }
   }
 }
 

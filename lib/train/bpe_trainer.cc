@@ -4,15 +4,18 @@
 // are many) and applies the neighbouring pairs' count changes, reduced in batch order.
 //
 // Performance notes (measured in bench/RESULTS.md, Training):
-//  - Words are flat symbol runs rewritten in place; pairs know their words, not positions, so
-//    a visit rescans its word (words are short; position lists would cost 4x the memory).
-//  - A merge's word visits run in fixed batches (kBatchWords), each netting its deltas per
-//    pair in a small private table; the serial reduction then touches each (batch, pair) once
-//    instead of each visit. Batch boundaries depend only on the word list, never on the
-//    thread count, and the counts are exact integer sums, so the output is the same for any
-//    number of threads.
+//  - Words are flat records rewritten in place; pairs know their words, not positions, so a
+//    visit rescans its word (words are short; position lists would cost far more memory). The
+//    visit loop prefetches words a few ahead: visits are dominated by cache misses.
+//  - A merge's word visits run in fixed batches (kBatchWords). The changes they cause are
+//    keyed by (side, token id) (see merge_deltas.h) and summed in dense per-thread arrays, so
+//    the hot path does no hashing; the serial reduction then touches each changed pair once
+//    per merge. Counts are exact integer sums and the new pairs' word lists are assembled in
+//    batch order, so the output is the same for any number of threads.
+//  - A pair's word list is written once, in the merge that creates its newer token, as one
+//    block per merge (pair_table.h): no per-pair vectors, no appends.
 //  - Initial pairs are dense over the alphabet (at most 256 x 256), so they are counted into
-//    per-thread arrays and their word lists built as one flat array by a two-pass scatter.
+//    per-thread arrays and their word lists built as one block by a two-pass scatter.
 #include "train/bpe_trainer.h"
 
 #include <algorithm>
@@ -30,7 +33,7 @@
 #include "oneapi/tbb/parallel_for.h"
 #include "oneapi/tbb/task_arena.h"
 #include "train/merge_queue.h"
-#include "train/pair_deltas.h"
+#include "train/merge_deltas.h"
 #include "train/pair_table.h"
 #include "train/word_store.h"
 
@@ -88,9 +91,11 @@ class Trainer {
   // Merges pair `p` = (a, b) into t in every word holding it and updates the pair counts and
   // the queue.
   void ApplyMerge(uint32_t p, TokenId a, TokenId b, TokenId t);
-  void RunBatch(std::span<const uint32_t> words, TokenId a, TokenId b, TokenId t,
-                PairDeltas& deltas);
-  void ReduceBatch(const PairDeltas& deltas);
+  // Merges the current pair in `words`; risen entries go to batch_risen_[batch].
+  void RunBatch(std::span<const WordRef> words, size_t batch);
+  // Sums the threads' changes and applies them to the pair table, the queue and the new pairs'
+  // word lists.
+  void ReduceMerge(size_t batches);
   size_t TargetTokens() const;
   std::string VocabShortfall() const;
 
@@ -106,14 +111,18 @@ class Trainer {
   WordStore words_;
   PairTable pairs_;
   MergeQueue queue_;
-  // Merge-loop state: a stamp per word (the last merge that visited it, to skip duplicates in
-  // a word list) and per pair (the last merge that changed it, with its count before).
+  // Merge-loop state: the merge in progress, per-thread sums, per-batch risen words, and the
+  // reduction's dense arrays by slot.
+  MergeSlots slots_;
+  TokenId merge_a_ = 0, merge_b_ = 0, merge_t_ = 0;
   uint32_t merge_stamp_ = 0;
-  std::vector<uint32_t> word_stamp_;
-  std::vector<uint32_t> pair_stamp_;
-  std::vector<std::pair<uint32_t, uint64_t>> touched_;
-  std::vector<PairDeltas> batches_;
-  std::vector<uint32_t> slot_pairs_;  // ReduceBatch: the pair index of each batch slot
+  tbb::enumerable_thread_specific<MergeDeltas> thread_deltas_;
+  std::vector<std::vector<RisenWord>> batch_risen_;
+  std::vector<int64_t> slot_sum_;
+  std::vector<uint32_t> slot_seen_;
+  std::vector<uint32_t> slot_pair_;
+  std::vector<uint64_t> slot_words_;
+  std::vector<uint32_t> touched_;
 };
 
 void Trainer::AddSpecialTokens() {
@@ -168,18 +177,18 @@ absl::Status Trainer::BuildWords(std::span<const std::pair<std::string_view, uin
           StrCat("a word of ", word.size(), " bytes is too long to train on (limit 2^32)"));
     }
   }
-  words_ = WordStore::Build(words, byte_id_);
-  word_stamp_.assign(words_.size(), 0);
+  TM_ASSIGN_OR_RETURN(words_, WordStore::Build(words, byte_id_));
   return absl::OkStatus();
 }
 
 void Trainer::CountInitialPairs() {
-  const size_t n = words_.size();
+  std::span<const WordRef> refs = words_.refs();
+  const size_t n = refs.size();
   const size_t a = alphabet_size_;
   const size_t dense = a * a;
   const size_t chunks =
       std::clamp<size_t>((n + kInitialChunkWords - 1) / kInitialChunkWords, 1, kMaxInitialChunks);
-  auto chunk_begin = [&](size_t c) { return static_cast<uint32_t>(n * c / chunks); };
+  auto chunk_begin = [&](size_t c) { return n * c / chunks; };
   auto dense_of = [&](TokenId left, TokenId right) {
     return (left - first_alphabet_id_) * a + (right - first_alphabet_id_);
   };
@@ -192,12 +201,15 @@ void Trainer::CountInitialPairs() {
   // Pass 1: per chunk, how many words hold each pair.
   std::vector<std::vector<uint32_t>> cursor(chunks);
   const bool mergeable = options_.max_token_length == 0 || options_.max_token_length >= 2;
-  auto for_each_new_pair = [&](uint32_t w, std::vector<uint32_t>& stamps, auto&& fn) {
-    std::span<const TokenId> s = words_.symbols(w);
-    for (size_t i = 0; i + 1 < s.size(); ++i) {
-      size_t d = dense_of(s[i], s[i + 1]);
-      fn(d, stamps[d] != w + 1);
-      stamps[d] = w + 1;
+  // Calls fn(pair, first) for each adjacent pair of word number i; first is true the first
+  // time the pair occurs in the word.
+  auto for_each_pair = [&](size_t i, std::vector<uint32_t>& stamps, auto&& fn) {
+    std::span<const TokenId> s = words_.symbols(refs[i]);
+    const uint32_t stamp = static_cast<uint32_t>(i) + 1;
+    for (size_t k = 0; k + 1 < s.size(); ++k) {
+      size_t d = dense_of(s[k], s[k + 1]);
+      fn(d, stamps[d] != stamp);
+      stamps[d] = stamp;
     }
   };
   arena_.execute([&] {
@@ -206,9 +218,9 @@ void Trainer::CountInitialPairs() {
       hist.assign(dense, 0);
       std::vector<uint64_t>& counts = thread_counts.local();
       std::vector<uint32_t>& stamps = thread_stamps.local();
-      for (uint32_t w = chunk_begin(c); w < chunk_begin(c + 1); ++w) {
-        const uint64_t count = words_.count(w);
-        for_each_new_pair(w, stamps, [&](size_t d, bool first) {
+      for (size_t i = chunk_begin(c); i < chunk_begin(c + 1); ++i) {
+        const uint64_t count = words_.count(refs[i]);
+        for_each_pair(i, stamps, [&](size_t d, bool first) {
           counts[d] += count;
           hist[d] += first;
         });
@@ -232,36 +244,34 @@ void Trainer::CountInitialPairs() {
     }
   }
   dense_offset[dense] = total;
-  std::vector<uint32_t> flat(total);
+  HugeArray<WordRef> flat(total);
   // Pass 2: scatter the word indices (the stamps start over).
   for (std::vector<uint32_t>& stamps : thread_stamps) std::fill(stamps.begin(), stamps.end(), 0);
   arena_.execute([&] {
     tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
       std::vector<uint32_t>& next = cursor[c];
       std::vector<uint32_t>& stamps = thread_stamps.local();
-      for (uint32_t w = chunk_begin(c); w < chunk_begin(c + 1); ++w) {
-        for_each_new_pair(w, stamps, [&](size_t d, bool first) {
-          if (first) flat[dense_offset[d] + next[d]++] = w;
+      for (size_t i = chunk_begin(c); i < chunk_begin(c + 1); ++i) {
+        for_each_pair(i, stamps, [&](size_t d, bool first) {
+          if (first) flat[dense_offset[d] + next[d]++] = refs[i];
         });
       }
     });
   });
-  std::vector<PairKey> keys;
-  std::vector<uint64_t> pair_counts;
+  std::vector<uint32_t> pair_indices;
   std::vector<uint64_t> offsets;
   if (mergeable) {
     for (size_t d = 0; d < dense; ++d) {
       if (counts[d] == 0) continue;
-      keys.push_back(MakePairKey(static_cast<TokenId>(first_alphabet_id_ + d / a),
-                                 static_cast<TokenId>(first_alphabet_id_ + d % a)));
-      pair_counts.push_back(counts[d]);
+      uint32_t p = pairs_.FindOrAdd(MakePairKey(static_cast<TokenId>(first_alphabet_id_ + d / a),
+                                                static_cast<TokenId>(first_alphabet_id_ + d % a)));
+      pairs_.AddCount(p, static_cast<int64_t>(counts[d]));
+      pair_indices.push_back(p);
       offsets.push_back(dense_offset[d]);
     }
   }
-  offsets.push_back(mergeable ? total : 0);
-  if (!mergeable) flat.clear();
-  pairs_.SetInitial(std::move(keys), std::move(pair_counts), std::move(flat), std::move(offsets));
-  pair_stamp_.assign(pairs_.size(), 0);
+  offsets.push_back(total);
+  pairs_.AddWordBlock(std::move(flat), pair_indices, offsets);
   queue_.Fill(pairs_);
 }
 
@@ -296,63 +306,104 @@ absl::StatusOr<uint32_t> Trainer::ResumePair(size_t i) const {
   return static_cast<uint32_t>(p);
 }
 
-void Trainer::RunBatch(std::span<const uint32_t> words, TokenId a, TokenId b, TokenId t,
-                       PairDeltas& deltas) {
-  deltas.Clear();
-  for (uint32_t w : words) {
-    if (std::atomic_ref<uint32_t>(word_stamp_[w]).exchange(merge_stamp_,
-                                                           std::memory_order_relaxed) ==
-        merge_stamp_) {
-      continue;  // listed twice
-    }
-    deltas.BeginWord(w);
-    words_.MergeWord(w, a, b, t, [&](TokenId left, TokenId right, int64_t delta) {
-      if (Mergeable(left, right)) deltas.Report(left, right, delta);
-    });
-    deltas.EndWord();
+void Trainer::RunBatch(std::span<const WordRef> words, size_t batch) {
+  constexpr size_t kPrefetchAhead = 16;
+  MergeDeltas& deltas = thread_deltas_.local();
+  deltas.Begin(slots_.num_slots(), merge_stamp_);
+  std::vector<RisenWord>& risen = batch_risen_[batch];
+  risen.clear();
+  for (size_t i = 0; i < std::min(kPrefetchAhead, words.size()); ++i) words_.Prefetch(words[i]);
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (i + kPrefetchAhead < words.size()) words_.Prefetch(words[i + kPrefetchAhead]);
+    deltas.StartWord();
+    uint32_t merged = words_.MergeWord(
+        words[i], merge_a_, merge_b_, merge_t_, [&](TokenId left, TokenId right, int64_t delta) {
+          if (Mergeable(left, right)) deltas.Report(left, right, delta);
+        });
+    if (merged > 0) deltas.FinishWord(slots_, words[i], risen);
   }
 }
 
-void Trainer::ReduceBatch(const PairDeltas& deltas) {
-  std::span<const PairKey> keys = deltas.keys();
-  std::span<const int64_t> sums = deltas.sums();
-  std::vector<uint32_t>& global = slot_pairs_;
-  global.resize(keys.size());
-  for (size_t slot = 0; slot < keys.size(); ++slot) {
-    uint32_t p = pairs_.FindOrAdd(keys[slot]);
-    global[slot] = p;
-    if (p >= pair_stamp_.size()) pair_stamp_.resize(p + 1, 0);
-    if (pair_stamp_[p] != merge_stamp_) {
-      pair_stamp_[p] = merge_stamp_;
-      touched_.push_back({p, pairs_.count(p)});
+void Trainer::ReduceMerge(size_t batches) {
+  // Sum the threads' changes per slot; visit the slots in a fixed (sorted) order.
+  touched_.clear();
+  for (MergeDeltas& deltas : thread_deltas_) {
+    for (uint32_t slot : deltas.touched()) {
+      if (slot_seen_[slot] != merge_stamp_) {
+        slot_seen_[slot] = merge_stamp_;
+        slot_sum_[slot] = 0;
+        slot_words_[slot] = 0;
+        touched_.push_back(slot);
+      }
+      slot_sum_[slot] += deltas.sum(slot);
     }
-    pairs_.AddCount(p, sums[slot]);
+    deltas.End();
   }
-  for (const PairDeltas::Risen& r : deltas.risen()) pairs_.AddWord(global[r.slot], r.word);
+  std::sort(touched_.begin(), touched_.end());
+  for (uint32_t slot : touched_) {
+    const int64_t sum = slot_sum_[slot];
+    const PairKey key = slots_.KeyOf(slot);
+    const uint32_t p = sum > 0 ? pairs_.FindOrAdd(key) : static_cast<uint32_t>(pairs_.Find(key));
+    slot_pair_[slot] = p;
+    pairs_.AddCount(p, sum);
+  }
+  // The new pairs' word lists, one block, each list in batch order.
+  uint64_t total = 0;
+  for (size_t b = 0; b < batches; ++b) {
+    for (const RisenWord& r : batch_risen_[b]) ++slot_words_[r.slot];
+    total += batch_risen_[b].size();
+  }
+  std::vector<uint32_t> pair_indices;
+  std::vector<uint64_t> offsets;
+  uint64_t at = 0;
+  for (uint32_t slot : touched_) {
+    if (slot_words_[slot] == 0) continue;
+    pair_indices.push_back(slot_pair_[slot]);
+    offsets.push_back(at);
+    const uint64_t n = slot_words_[slot];
+    slot_words_[slot] = at;  // from now on: where the slot's next word goes
+    at += n;
+  }
+  offsets.push_back(at);
+  HugeArray<WordRef> block(total);
+  for (size_t b = 0; b < batches; ++b) {
+    for (const RisenWord& r : batch_risen_[b]) block[slot_words_[r.slot]++] = r.word;
+  }
+  pairs_.AddWordBlock(std::move(block), pair_indices, offsets);
+  for (uint32_t slot : touched_) {
+    if (slot_sum_[slot] > 0) {
+      const uint32_t p = slot_pair_[slot];
+      queue_.Push(pairs_.count(p), pairs_.key(p), p);
+    }
+  }
 }
 
 void Trainer::ApplyMerge(uint32_t p, TokenId a, TokenId b, TokenId t) {
   ++merge_stamp_;
-  std::vector<uint32_t> words = pairs_.TakeWordsAndClear(p);
+  merge_a_ = a, merge_b_ = b, merge_t_ = t;
+  slots_.Begin(a, b, t, static_cast<uint32_t>(tokens().size()));
+  if (slot_sum_.size() < slots_.num_slots()) {
+    size_t n = std::max<size_t>(slots_.num_slots(), 2 * slot_sum_.size());
+    slot_sum_.resize(n, 0);
+    slot_seen_.resize(n, 0);
+    slot_pair_.resize(n, 0);
+    slot_words_.resize(n, 0);
+  }
+  std::span<const WordRef> words = pairs_.TakeWords(p);
   const size_t batches =
       words.size() < kParallelMinWords ? 1 : (words.size() + kBatchWords - 1) / kBatchWords;
-  if (batches_.size() < batches) batches_.resize(batches);
+  if (batch_risen_.size() < batches) batch_risen_.resize(batches);
   if (batches == 1) {
-    RunBatch(words, a, b, t, batches_[0]);
+    RunBatch(words, 0);
   } else {
     arena_.execute([&] {
       tbb::parallel_for(size_t{0}, batches, [&](size_t i) {
         size_t begin = i * kBatchWords, end = std::min(words.size(), begin + kBatchWords);
-        RunBatch(std::span<const uint32_t>(words).subspan(begin, end - begin), a, b, t,
-                 batches_[i]);
+        RunBatch(words.subspan(begin, end - begin), i);
       });
     });
   }
-  touched_.clear();
-  for (size_t i = 0; i < batches; ++i) ReduceBatch(batches_[i]);
-  for (const auto& [q, before] : touched_) {
-    if (pairs_.count(q) > before) queue_.Push(pairs_.count(q), pairs_.key(q), q);
-  }
+  ReduceMerge(batches);
 }
 
 size_t Trainer::TargetTokens() const {

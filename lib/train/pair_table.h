@@ -2,24 +2,30 @@
 // the words it occurs in.
 //
 // Contract:
-//  - A pair is (left id, right id), keyed as PairKey(left, right). Each pair seen gets a dense
-//    index that stays valid for the whole training run.
+//  - A pair is (left id, right id), keyed as MakePairKey(left, right). Each pair seen gets a
+//    dense index that stays valid for the whole run.
 //  - count(p) is the exact 64-bit count of the contract in bpe_trainer.h.
-//  - Words(p) lists every word that holds p, possibly also words that no longer do (they are
-//    never removed, only skipped when visited) and possibly a word twice. When count(p) drops
-//    to zero the list is released: a pair with count zero occurs nowhere.
-//  - The initial pairs (both sides single bytes) get their word lists in one flat array, built
-//    once; a pair of single bytes never forms again after training starts (every new token is
-//    at least two bytes), so those lists never grow. Later pairs own growable lists.
+//  - The words of p include every word that holds p, and possibly words that no longer do
+//    (they are skipped when visited); TakeWords never returns a word twice.
+//  - Word lists are written once, in blocks: the initial pairs' lists in one block, then each
+//    merge's new pairs' lists in one block per merge. (A pair's count rises only in the merge
+//    that creates the newer of its two tokens, so its list is complete from then on.) Should a
+//    pair receive words twice (only possible if a merge reused an id), the extra words are
+//    kept aside and merged in, without repeats, when the pair is taken.
+//  - When a pair's count drops to zero (or it is taken) its list is released, and a block is
+//    freed once none of its pairs is alive.
 //  - Not thread-safe: the trainer changes it from one thread, between parallel phases.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "model/bpe_model.h"
+#include "train/huge_array.h"
+#include "train/word_store.h"
 
 namespace tokenmill {
 
@@ -32,39 +38,49 @@ inline TokenId PairRight(PairKey key) { return static_cast<TokenId>(key); }
 
 class PairTable {
  public:
-  // Installs the initial pairs: keys[i] with counts[i], occurring in the words
-  // flat_words[offsets[i], offsets[i + 1]). Must be called once, on an empty table.
-  void SetInitial(std::vector<PairKey> keys, std::vector<uint64_t> counts,
-                  std::vector<uint32_t> flat_words, std::vector<uint64_t> offsets);
-
-  uint32_t size() const { return static_cast<uint32_t>(keys_.size()); }
-  PairKey key(uint32_t p) const { return keys_[p]; }
-  uint64_t count(uint32_t p) const { return counts_[p]; }
+  uint32_t size() const { return static_cast<uint32_t>(pairs_.size()); }
+  PairKey key(uint32_t p) const { return pairs_[p].key; }
+  uint64_t count(uint32_t p) const { return pairs_[p].count; }
 
   // The index of `key`, or -1 if it was never seen.
   int64_t Find(PairKey key) const;
   // The index of `key`, adding it with count 0 and no words if it is new.
   uint32_t FindOrAdd(PairKey key);
+  void Reserve(size_t pairs);
 
-  // Adds `delta` to the count (the result must not be negative) and releases the word list
-  // when it reaches zero.
+  // Adds `delta` to the count (the result must not be negative); at zero the list is released.
   void AddCount(uint32_t p, int64_t delta);
-  void AddWord(uint32_t p, uint32_t word) { dynamic_words_[p].push_back(word); }
 
-  // Takes the word list of p (to merge p everywhere) and sets its count to zero.
-  std::vector<uint32_t> TakeWordsAndClear(uint32_t p);
+  // Installs one block of word lists: pair pairs[i] gets words[offsets[i], offsets[i + 1]).
+  void AddWordBlock(HugeArray<WordRef> words, std::span<const uint32_t> pairs,
+                    std::span<const uint64_t> offsets);
+
+  // The words of p, to merge p everywhere; sets its count to zero. The span stays valid until
+  // the next call of TakeWords or AddWordBlock.
+  std::span<const WordRef> TakeWords(uint32_t p);
 
  private:
+  struct Pair {
+    PairKey key = 0;
+    uint64_t count = 0;
+    const WordRef* words = nullptr;
+    uint32_t num_words = 0;
+    uint32_t block = 0;
+  };
+  struct Block {
+    HugeArray<WordRef> words;
+    uint32_t live_pairs = 0;
+  };
+  void Release(Pair& pair);
+
   absl::flat_hash_map<PairKey, uint32_t> index_;
-  std::vector<PairKey> keys_;
-  std::vector<uint64_t> counts_;
-  // Initial pairs: words in flat_words_[offsets_[p], offsets_[p + 1]) for p < num_initial_.
-  uint32_t num_initial_ = 0;
-  std::vector<uint32_t> flat_words_;
-  std::vector<uint64_t> offsets_;
-  std::vector<bool> initial_taken_;
-  // Later pairs (and nothing for initial ones).
-  std::vector<std::vector<uint32_t>> dynamic_words_;
+  std::vector<Pair> pairs_;
+  std::vector<Block> blocks_;
+  // Words given to a pair that already had a list (see the contract), by pair index.
+  absl::flat_hash_map<uint32_t, std::vector<WordRef>> extra_;
+  // Released blocks are freed at the next TakeWords or AddWordBlock (a span may be in use).
+  std::vector<HugeArray<WordRef>> retired_;
+  std::vector<WordRef> scratch_;
 };
 
 }  // namespace tokenmill

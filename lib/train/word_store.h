@@ -1,15 +1,16 @@
-// WordStore: the training words as symbol runs in one flat array, and the per-word merge.
+// WordStore: the training words in one flat array, and the per-word merge.
 //
 // Contract:
-//  - Word w is the run symbols()[begin(w), begin(w) + length(w)) with multiplicity count(w).
-//    A merge rewrites a word in place (it only ever shrinks), so words never allocate. Words
-//    of one byte hold no pair and are not stored.
-//  - MergeWord replaces every (a, b) in word w left to right, without overlap, by t, and
+//  - A word is named by a WordRef (its offset in the array). Its record is
+//    [length][count low 32 bits][count high 32 bits][symbol 0]...[symbol length-1], so one
+//    visit touches one contiguous run of memory. A merge rewrites the word in place (it only
+//    ever shrinks), so words never allocate. Words of one byte hold no pair and are not stored.
+//  - MergeWord replaces every (a, b) in the word left to right, without overlap, by t, and
 //    reports the change in the count of every neighbouring pair to `sink` as
-//    sink(left, right, delta): the pairs it destroys get -count(w) and the pairs it creates
-//    get +count(w). The merged pair (a, b) itself is never reported (its count drops to zero
-//    everywhere, the caller zeroes it). This is Hugging Face's Word::merge, and the reported
-//    deltas sum exactly to "pairs after" minus "pairs before" for every other pair.
+//    sink(left, right, delta): the pairs it destroys get -count and the pairs it creates get
+//    +count. The merged pair (a, b) itself is never reported (its count drops to zero
+//    everywhere; the caller zeroes it). This is Hugging Face's Word::merge; the reported deltas
+//    sum exactly to "pairs after" minus "pairs before" for every other pair.
 //  - Different words may be merged concurrently; one word must not be.
 #pragma once
 
@@ -19,34 +20,40 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "model/bpe_model.h"
+#include "train/huge_array.h"
 
 namespace tokenmill {
+
+using WordRef = uint32_t;
 
 class WordStore {
  public:
   // Words from (bytes, count) entries, each byte b mapped to symbol byte_id[b]. Words shorter
-  // than two bytes are skipped.
-  static WordStore Build(std::span<const std::pair<std::string_view, uint64_t>> words,
-                         const TokenId (&byte_id)[256]);
+  // than two bytes are skipped. Fails if the words do not fit 2^32 array entries.
+  static absl::StatusOr<WordStore> Build(
+      std::span<const std::pair<std::string_view, uint64_t>> words, const TokenId (&byte_id)[256]);
 
-  uint32_t size() const { return static_cast<uint32_t>(count_.size()); }
-  uint64_t count(uint32_t w) const { return count_[w]; }
-  std::span<const TokenId> symbols(uint32_t w) const {
-    return {symbols_.data() + begin_[w], length_[w]};
+  // Every word, in the order given to Build.
+  std::span<const WordRef> refs() const { return refs_; }
+  uint64_t count(WordRef w) const {
+    return data_[w + 1] | (static_cast<uint64_t>(data_[w + 2]) << 32);
   }
-  size_t total_symbols() const { return symbols_.size(); }
+  std::span<const TokenId> symbols(WordRef w) const { return {&data_[w + kHeader], data_[w]}; }
+  // Hints the CPU to load word w soon.
+  void Prefetch(WordRef w) const { __builtin_prefetch(&data_[w]); }
 
   // See the contract above. Returns how many times the pair was replaced.
   template <typename Sink>
-  uint32_t MergeWord(uint32_t w, TokenId a, TokenId b, TokenId t, Sink&& sink) {
-    TokenId* s = symbols_.data() + begin_[w];
-    const uint32_t n = length_[w];
-    const int64_t c = static_cast<int64_t>(count_[w]);
-    uint32_t out = 0, i = 0, merged = 0;
+  uint32_t MergeWord(WordRef w, TokenId a, TokenId b, TokenId t, Sink&& sink) {
+    TokenId* s = &data_[w + kHeader];
+    const uint32_t n = data_[w];
+    const int64_t c = static_cast<int64_t>(count(w));
     auto report = [&](TokenId left, TokenId right, int64_t delta) {
       if (left != a || right != b) sink(left, right, delta);
     };
+    uint32_t out = 0, i = 0, merged = 0;
     while (i < n) {
       if (s[i] == a && i + 1 < n && s[i + 1] == b) {
         if (out > 0) {
@@ -64,15 +71,14 @@ class WordStore {
         s[out++] = s[i++];
       }
     }
-    length_[w] = out;
+    data_[w] = out;
     return merged;
   }
 
  private:
-  std::vector<TokenId> symbols_;
-  std::vector<uint64_t> begin_;
-  std::vector<uint32_t> length_;
-  std::vector<uint64_t> count_;
+  static constexpr uint32_t kHeader = 3;
+  HugeArray<uint32_t> data_;
+  std::vector<WordRef> refs_;
 };
 
 }  // namespace tokenmill
