@@ -424,7 +424,8 @@ absl::Status Trainer::MergeLoop() {
   size_t resumed = 0;
   while (model.tokens.size() < TargetTokens()) {
     uint32_t p;
-    if (resumed < control_.resume_merges.size()) {
+    const bool replayed = resumed < control_.resume_merges.size();
+    if (replayed) {
       TM_ASSIGN_OR_RETURN(p, ResumePair(resumed));
       ++resumed;
     } else {
@@ -452,7 +453,13 @@ absl::Status Trainer::MergeLoop() {
     result_.merge_counts.push_back(count);
     ApplyMerge(p, a, b, t);
     if (control_.after_merge) {
-      MergeEvent event{model.merges.size(), model.tokens[a], model.tokens[b], count, t};
+      MergeEvent event{.merges_done = model.merges.size(),
+                       .left = model.tokens[a],
+                       .right = model.tokens[b],
+                       .count = count,
+                       .id = t,
+                       .merges_planned = model.merges.size() + TargetTokens() - tokens().size(),
+                       .replayed = replayed};
       if (!control_.after_merge(event)) {
         result_.interrupted = true;
         result_.stop_reason = StrCat("interrupted after ", model.merges.size(), " merges");

@@ -54,6 +54,8 @@ struct MergeEvent {
   std::string_view left, right;  // the merged tokens' bytes
   uint64_t count = 0;            // the pair's count when chosen
   TokenId id = 0;                // the id of the token it forms
+  size_t merges_planned = 0;     // merges that reach vocab_size (training may stop sooner)
+  bool replayed = false;         // a resume merge, not searched for
 };
 
 // Hooks that let a caller observe, interrupt and resume training; checkpoints and progress

@@ -1,0 +1,128 @@
+#include "train/train_progress.h"
+
+#include "absl/strings/str_format.h"
+#include "common/byte_level.h"
+#include "common/strings.h"
+
+namespace tokenmill {
+namespace {
+
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += absl::StrFormat("\\u%04x", static_cast<unsigned char>(c));
+    } else {
+      out.push_back(c);
+    }
+  }
+  out.push_back('"');
+  return out;
+}
+
+std::string Clock(double seconds) {
+  if (!(seconds >= 0) || seconds > 1e7) return "--:--";
+  long s = static_cast<long>(seconds + 0.5);
+  if (s >= 3600) return absl::StrFormat("%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+  return absl::StrFormat("%ld:%02ld", s / 60, s % 60);
+}
+
+}  // namespace
+
+std::string ShowBytes(std::string_view bytes) {
+  std::string out;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(bytes[i]);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += absl::StrFormat("\\x%02x", c);
+    } else if (c < 0x80) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      // Keep a complete UTF-8 sequence; escape stray bytes.
+      size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+      bool whole = len > 0 && i + len <= bytes.size();
+      for (size_t k = 1; whole && k < len; ++k) {
+        whole = (static_cast<unsigned char>(bytes[i + k]) & 0xc0) == 0x80;
+      }
+      if (whole) {
+        out.append(bytes.substr(i, len));
+        i += len - 1;
+      } else {
+        out += absl::StrFormat("\\x%02x", c);
+      }
+    }
+  }
+  return out;
+}
+
+bool TrainProgress::OnMerge(const MergeEvent& event) {
+  done_ = event.merges_done;
+  planned_ = event.merges_planned;
+  if (log_every_ > 0 && event.merges_done % log_every_ == 0) {
+    if (drawn_ && format_ == ProgressFormat::kBar) std::fputc('\n', out_);
+    drawn_ = false;
+    std::string left(event.left), right(event.right);
+    std::fprintf(out_, "merge %zu/%zu: '%s' + '%s' -> '%s' (count %llu)%s\n", event.merges_done,
+                 event.merges_planned, ShowBytes(left).c_str(), ShowBytes(right).c_str(),
+                 ShowBytes(left + right).c_str(), static_cast<unsigned long long>(event.count),
+                 event.replayed ? " [resumed]" : "");
+  }
+  if (format_ == ProgressFormat::kNone) return true;
+  last_token_.assign(event.left);
+  last_token_.append(event.right);
+  auto now = std::chrono::steady_clock::now();
+  auto interval = format_ == ProgressFormat::kBar ? std::chrono::milliseconds(100)
+                                                  : std::chrono::milliseconds(1000);
+  if (now - last_draw_ >= interval) {
+    last_draw_ = now;
+    Draw(false);
+  }
+  return true;
+}
+
+void TrainProgress::Draw(bool final) {
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  double rate = elapsed > 0 ? static_cast<double>(done_) / elapsed : 0;
+  double eta = rate > 0 ? static_cast<double>(planned_ - std::min(done_, planned_)) / rate : -1;
+  if (format_ == ProgressFormat::kJson) {
+    std::fprintf(out_,
+                 "{\"stage\":\"train\",\"merges\":%zu,\"planned\":%zu,\"merges_per_s\":%.1f,"
+                 "\"eta_s\":%.1f,\"token\":%s%s}\n",
+                 done_, planned_, rate, final ? 0.0 : eta,
+                 JsonString(BytesToByteLevel(last_token_)).c_str(),
+                 final ? ",\"done\":true" : "");
+  } else {
+    constexpr int kWidth = 30;
+    int filled = planned_ > 0 ? static_cast<int>(kWidth * std::min(done_, planned_) / planned_) : 0;
+    std::string bar(static_cast<size_t>(filled), '#');
+    bar.resize(kWidth, '.');
+    std::string token = ShowBytes(last_token_);
+    if (token.size() > 24) {
+      size_t cut = 24;
+      while (cut > 0 && (static_cast<unsigned char>(token[cut]) & 0xc0) == 0x80) --cut;
+      token = token.substr(0, cut) + "...";
+    }
+    std::fprintf(out_, "\rtraining [%s] %zu/%zu merges  %.0f/s  ETA %s  '%s'\x1b[K", bar.c_str(),
+                 done_, planned_, rate, Clock(eta).c_str(), token.c_str());
+    drawn_ = true;
+  }
+  std::fflush(out_);
+}
+
+void TrainProgress::Finish() {
+  if (format_ == ProgressFormat::kNone) return;
+  Draw(true);
+  if (format_ == ProgressFormat::kBar) std::fputc('\n', out_);
+  drawn_ = false;
+}
+
+}  // namespace tokenmill

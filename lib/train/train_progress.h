@@ -1,0 +1,52 @@
+// TrainProgress: reports training progress on a stream, driven by TrainControl::after_merge.
+//
+// Formats (like ProgressFormat in Hugging Face tokenizers' utils/progress.rs):
+//  - kBar: one line redrawn in place at most 10 times a second: merges done of planned,
+//    merges/s, ETA and the token just learned; for terminals.
+//  - kJson: one JSON object per line at most once a second and at the end, for machines:
+//    {"stage":"train","merges":N,"planned":M,"merges_per_s":R,"eta_s":E,"token":"<byte-level>"}
+//  - kNone: nothing.
+// Independently, log_every > 0 logs every log_every-th merge as
+//   merge 100/30000: 'a' + 'b' -> 'ab' (count 1234)
+// with bytes outside printable ASCII escaped (\n, \t, \xHH), one line each.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "train/bpe_trainer.h"
+
+namespace tokenmill {
+
+enum class ProgressFormat { kNone, kBar, kJson };
+
+class TrainProgress {
+ public:
+  TrainProgress(ProgressFormat format, uint64_t log_every, std::FILE* out)
+      : format_(format), log_every_(log_every), out_(out) {}
+
+  // Reports one merge; always returns true (never interrupts).
+  bool OnMerge(const MergeEvent& event);
+  // Final report (ends the bar's line).
+  void Finish();
+
+ private:
+  void Draw(bool final);
+
+  ProgressFormat format_;
+  uint64_t log_every_;
+  std::FILE* out_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_draw_{};
+  size_t done_ = 0, planned_ = 0;
+  std::string last_token_;
+  bool drawn_ = false;
+};
+
+// Bytes as text for logs: printable ASCII and UTF-8 as is, \n \t \\ and \xHH otherwise.
+std::string ShowBytes(std::string_view bytes);
+
+}  // namespace tokenmill
