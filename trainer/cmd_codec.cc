@@ -17,7 +17,7 @@
 #include "corpus/line_reader.h"
 #include "flags.h"
 #include "model/encoder.h"
-#include "model/hf_json.h"
+#include "model/model_file.h"
 
 namespace tokenmill::cli {
 namespace {
@@ -34,7 +34,7 @@ struct DecodeCommandOptions {
 
 absl::StatusOr<std::unique_ptr<Encoder>> LoadEncoder(const std::string& path) {
   if (path.empty()) return absl::InvalidArgumentError("--tokenizer is required");
-  absl::StatusOr<BpeModel> model = LoadHfJson(path);
+  absl::StatusOr<BpeModel> model = LoadModel(path);
   if (!model.ok()) return model.status();
   return Encoder::Create(*std::move(model));
 }

@@ -8,6 +8,9 @@
 //    of the token their concatenation forms. Several merges may form the same token.
 //  - `specials` lists the special tokens (literal strings never split or merged) with their ids.
 //  - `pretokenizer` names the pre-tokenizer the model was trained with; encoders must use it.
+//  - `priority` says how BPE picks the next pair to merge: by merge index (Hugging Face) or by
+//    the rank (id) of the token the pair forms (tiktoken). Both merge the lowest-priority
+//    adjacent pair first, the leftmost among equals.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +47,13 @@ struct PreTokenizerConfig {
   bool operator==(const PreTokenizerConfig&) const = default;
 };
 
+// How an encoder ranks the adjacent pairs of a piece (see BpeModel::priority).
+enum class MergePriority {
+  kMergeIndex,  // a pair's priority is the index of its merge in `merges` (Hugging Face)
+  kTokenRank,   // a pair's priority is the id of the token it forms (tiktoken, where id = rank);
+                // `merges` then lists every split of each token into two tokens
+};
+
 struct BpeModel {
   std::vector<std::string> tokens;
   std::vector<Merge> merges;
@@ -53,6 +63,7 @@ struct BpeModel {
   // any merge is tried (tiktoken's rule; Hugging Face's `ignore_merges`). When false, every
   // piece goes through the merges (Hugging Face's default).
   bool ignore_merges = false;
+  MergePriority priority = MergePriority::kMergeIndex;
 
   bool operator==(const BpeModel&) const = default;
 

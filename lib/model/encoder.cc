@@ -1,31 +1,51 @@
 #include "model/encoder.h"
 
-#include "common/strings.h"
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 #include "common/status_macros.h"
+#include "common/strings.h"
+#include "model/byte_hash.h"
 
 namespace tokenmill {
 
-Encoder::Encoder(BpeModel model, std::unique_ptr<PreTokenizer> pretokenizer,
+Encoder::Encoder(BpeModel model, EncoderOptions options,
+                 std::unique_ptr<PreTokenizer> pretokenizer,
                  std::unique_ptr<SpecialTokenMatcher> specials)
     : model_(std::move(model)),
+      options_(options),
       pretokenizer_(std::move(pretokenizer)),
-      specials_(std::move(specials)) {
-  for (const SpecialToken& s : model_.specials) special_ids_.push_back(s.id);
-  token_index_ = model_.TokenIndex();
+      specials_(std::move(specials)),
+      bpe_(&pair_table_, byte_token_, options.long_piece),
+      caches_([capacity = options.cache_entries] { return PieceCache(capacity); }) {
+  std::vector<bool> is_special(model_.tokens.size(), false);
+  for (const SpecialToken& s : model_.specials) {
+    special_ids_.push_back(s.id);
+    is_special[s.id] = true;
+  }
+  token_table_.Build(model_.tokens, is_special);
+  std::vector<std::pair<uint64_t, PairMerge>> pairs;
+  pairs.reserve(model_.merges.size());
   for (uint32_t rank = 0; rank < model_.merges.size(); ++rank) {
     const Merge& m = model_.merges[rank];
-    uint64_t key = (uint64_t{m.left} << 32) | m.right;
-    merge_of_pair_.try_emplace(key, MergeTarget{rank, m.result});  // the first rank wins
+    uint32_t priority = model_.priority == MergePriority::kTokenRank ? m.result : rank;
+    pairs.push_back({PairTable::Key(m.left, m.right), PairMerge{priority, m.result}});
   }
-  byte_token_.resize(256);
+  pair_table_.Build(pairs);  // the first merge of a pair wins
   for (int b = 0; b < 256; ++b) {
-    auto it = token_index_.find(std::string(1, static_cast<char>(b)));
-    byte_token_[b] = it == token_index_.end() ? ~TokenId{0} : it->second;
+    byte_token_[b] = token_table_.Find(std::string_view(reinterpret_cast<const char*>(&b), 1));
   }
 }
 
-absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Create(BpeModel model) {
+absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Create(BpeModel model, EncoderOptions options) {
   TM_RETURN_IF_ERROR(model.Validate());
+  if (model.priority == MergePriority::kTokenRank) {
+    for (const Merge& m : model.merges) {
+      if (m.result == PairTable::kNone) {
+        return absl::InvalidArgumentError("token id too large for a tiktoken rank");
+      }
+    }
+  }
   TM_ASSIGN_OR_RETURN(std::unique_ptr<PreTokenizer> pretokenizer,
                       PreTokenizer::Create(model.pretokenizer));
   std::unique_ptr<SpecialTokenMatcher> specials;
@@ -34,88 +54,156 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Create(BpeModel model) {
     for (const SpecialToken& s : model.specials) contents.push_back(s.content);
     TM_ASSIGN_OR_RETURN(specials, SpecialTokenMatcher::Create(std::move(contents)));
   }
+  std::vector<bool> has_byte(256, false);
+  for (TokenId id = 0; id < model.tokens.size(); ++id) {
+    if (model.tokens[id].size() == 1) has_byte[static_cast<unsigned char>(model.tokens[id][0])] = true;
+  }
+  for (const SpecialToken& s : model.specials) {
+    if (s.content.size() == 1) has_byte[static_cast<unsigned char>(s.content[0])] = false;
+  }
   for (int b = 0; b < 256; ++b) {
-    bool found = false;
-    for (TokenId id = 0; id < model.tokens.size() && !found; ++id) {
-      found = model.tokens[id].size() == 1 && static_cast<unsigned char>(model.tokens[id][0]) == b;
-    }
-    if (!found) {
+    if (!has_byte[b]) {
       return absl::InvalidArgumentError(StrCat(
           "the vocabulary has no token for byte ", b, ", so not every text can be encoded"));
     }
   }
   return std::unique_ptr<Encoder>(
-      new Encoder(std::move(model), std::move(pretokenizer), std::move(specials)));
+      new Encoder(std::move(model), options, std::move(pretokenizer), std::move(specials)));
 }
 
 void Encoder::EncodePiece(std::string_view piece, std::vector<TokenId>& out) const {
+  if (piece.size() <= 1) {
+    if (piece.empty()) return;  // the PreTokenizer contract rules these out; be safe anyway
+    out.push_back(byte_token_[static_cast<unsigned char>(piece[0])]);
+    return;
+  }
   if (model_.ignore_merges) {
-    if (auto it = token_index_.find(piece); it != token_index_.end()) {
-      out.push_back(it->second);
+    TokenId id = token_table_.Find(piece);
+    if (id != TokenTable::kMissing) {
+      out.push_back(id);
       return;
     }
   }
-  std::vector<TokenId> parts;
-  parts.reserve(piece.size());
-  for (unsigned char c : piece) parts.push_back(byte_token_[c]);
-  while (parts.size() > 1) {
-    uint32_t best_rank = UINT32_MAX;
-    size_t best_pos = 0;
-    TokenId best_result = 0;
-    for (size_t i = 0; i + 1 < parts.size(); ++i) {
-      auto it = merge_of_pair_.find((uint64_t{parts[i]} << 32) | parts[i + 1]);
-      if (it != merge_of_pair_.end() && it->second.rank < best_rank) {
-        best_rank = it->second.rank;
-        best_pos = i;
-        best_result = it->second.result;
-      }
-    }
-    if (best_rank == UINT32_MAX) break;
-    parts[best_pos] = best_result;
-    parts.erase(parts.begin() + best_pos + 1);
+  if (piece.size() > options_.max_cached_piece || options_.cache_entries == 0) {
+    bpe_.Encode(piece, out);
+    return;
   }
-  out.insert(out.end(), parts.begin(), parts.end());
+  PieceCache& cache = caches_.local();
+  uint64_t hash = HashBytes(piece);
+  if (cache.Lookup(piece, hash, out)) return;
+  size_t start = out.size();
+  bpe_.Encode(piece, out);
+  cache.Insert(piece, hash, out.data() + start, out.size() - start);
 }
 
 void Encoder::EncodeOrdinary(std::string_view text, std::vector<TokenId>& out) const {
   pretokenizer_->Split(text, [&](std::string_view piece) { EncodePiece(piece, out); });
 }
 
-absl::StatusOr<std::vector<TokenId>> Encoder::Encode(std::string_view text,
-                                                     SpecialPolicy policy) const {
-  std::vector<TokenId> ids;
+template <typename OnSegment>
+absl::Status Encoder::SplitSpecials(std::string_view text, SpecialPolicy policy,
+                                    OnSegment on_segment) const {
   if (specials_ == nullptr || policy == SpecialPolicy::kAsText) {
-    EncodeOrdinary(text, ids);
-    return ids;
+    if (!text.empty()) on_segment(text, -1);
+    return absl::OkStatus();
   }
   absl::Status status;
   size_t offset = 0;
   specials_->Split(text, [&](std::string_view segment, int special_index) {
-    if (special_index < 0) {
-      EncodeOrdinary(segment, ids);
-    } else if (policy == SpecialPolicy::kAllow) {
-      ids.push_back(special_ids_[special_index]);
-    } else if (status.ok()) {
+    if (!status.ok()) return;
+    if (special_index >= 0 && policy == SpecialPolicy::kDisallow) {
       status = absl::InvalidArgumentError(StrCat(
           "the text contains the special token '", segment, "' at byte ", offset,
           "; allow special tokens or encode them as text"));
+      return;
     }
+    on_segment(segment, special_index);
     offset += segment.size();
   });
-  if (!status.ok()) return status;
+  return status;
+}
+
+absl::Status Encoder::EncodeTo(std::string_view text, SpecialPolicy policy,
+                               std::vector<TokenId>& out) const {
+  return SplitSpecials(text, policy, [&](std::string_view segment, int special_index) {
+    if (special_index < 0) {
+      EncodeOrdinary(segment, out);
+    } else {
+      out.push_back(special_ids_[special_index]);
+    }
+  });
+}
+
+absl::StatusOr<std::vector<TokenId>> Encoder::Encode(std::string_view text,
+                                                     SpecialPolicy policy) const {
+  std::vector<TokenId> ids;
+  ids.reserve(text.size() / 3 + 1);
+  TM_RETURN_IF_ERROR(EncodeTo(text, policy, ids));
   return ids;
 }
 
-absl::StatusOr<std::string> Encoder::Decode(absl::Span<const TokenId> ids) const {
-  std::string text;
+absl::StatusOr<std::vector<std::vector<TokenId>>> Encoder::EncodeBatch(
+    absl::Span<const std::string_view> texts, SpecialPolicy policy) const {
+  std::vector<std::vector<TokenId>> results(texts.size());
+  std::vector<absl::Status> errors(texts.size());
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, texts.size()),
+                    [&](const tbb::blocked_range<size_t>& range) {
+                      for (size_t i = range.begin(); i != range.end(); ++i) {
+                        results[i].reserve(texts[i].size() / 3 + 1);
+                        errors[i] = EncodeTo(texts[i], policy, results[i]);
+                      }
+                    });
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (!errors[i].ok()) {
+      return absl::Status(errors[i].code(), StrCat("text ", i, ": ", errors[i].message()));
+    }
+  }
+  return results;
+}
+
+absl::StatusOr<std::vector<ExplainedPiece>> Encoder::Explain(std::string_view text,
+                                                             SpecialPolicy policy) const {
+  std::vector<ExplainedPiece> pieces;
+  TM_RETURN_IF_ERROR(SplitSpecials(text, policy, [&](std::string_view segment, int special_index) {
+    if (special_index >= 0) {
+      ExplainedPiece& p = pieces.emplace_back();
+      p.text = segment;
+      p.special_index = special_index;
+      p.ids.push_back(special_ids_[special_index]);
+      return;
+    }
+    pretokenizer_->Split(segment, [&](std::string_view piece) {
+      ExplainedPiece& p = pieces.emplace_back();
+      p.text = piece;
+      if (model_.ignore_merges && piece.size() > 1) {
+        TokenId id = token_table_.Find(piece);
+        if (id != TokenTable::kMissing) {
+          p.whole_token = true;
+          p.ids.push_back(id);
+          return;
+        }
+      }
+      p.merges = bpe_.Trace(piece, p.ids);
+    });
+  }));
+  return pieces;
+}
+
+absl::Status Encoder::DecodeTo(absl::Span<const TokenId> ids, std::string& out) const {
   for (size_t i = 0; i < ids.size(); ++i) {
     TokenId id = ids[i];
     if (id >= model_.tokens.size() || model_.tokens[id].empty()) {
       return absl::InvalidArgumentError(
           StrCat("id ", id, " (position ", i, ") is not in the vocabulary"));
     }
-    text += model_.tokens[id];
+    out += model_.tokens[id];
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Encoder::Decode(absl::Span<const TokenId> ids) const {
+  std::string text;
+  TM_RETURN_IF_ERROR(DecodeTo(ids, text));
   return text;
 }
 

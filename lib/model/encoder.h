@@ -1,10 +1,18 @@
-// Encoder: text -> token ids and back, for a BpeModel.
+// Encoder: text -> token ids and back, for a BpeModel; exact and fast.
 //
 // Contract: Encode() cuts out special tokens (per `SpecialPolicy`), pre-tokenizes the rest with
-// the model's pre-tokenizer and applies BPE to each piece: repeatedly merge the adjacent pair
-// with the lowest merge rank (leftmost first among equal ranks) until none applies. With the
-// model's `ignore_merges`, a piece that is a whole token becomes that token directly.
-// Decode(Encode(x)) == x for every byte string x. Encoder is immutable and thread-safe.
+// the model's pre-tokenizer and applies BPE to each piece (PieceBpe: repeatedly merge the
+// adjacent pair of lowest priority, leftmost first among equals, until none applies). With the
+// model's `ignore_merges`, a piece that is a whole token becomes that token directly. For a
+// model read from OpenAI's .tiktoken files the ids are exactly tiktoken's.
+// Decode(Encode(x)) == x for every byte string x.
+//
+// Speed: whole-token pieces cost one hash lookup; other pieces go through a per-thread cache of
+// recently seen pieces, then BPE (scan for short pieces, heap for long ones: no quadratic
+// blow-up). EncodeBatch() encodes many texts in parallel (oneTBB), results in input order.
+//
+// The Encoder is thread-safe: any number of threads may call it at once (each gets its own
+// piece cache).
 #pragma once
 
 #include <memory>
@@ -12,11 +20,14 @@
 #include <string_view>
 #include <vector>
 
-#include "common/strings.h"
-#include "absl/container/flat_hash_map.h"
+#include <tbb/enumerable_thread_specific.h>
+
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "model/bpe_model.h"
+#include "model/lookup_tables.h"
+#include "model/piece_bpe.h"
+#include "model/piece_cache.h"
 #include "pretokenize/pretokenizer.h"
 #include "pretokenize/special_tokens.h"
 
@@ -30,37 +41,78 @@ enum class SpecialPolicy {
   kAsText,    // they are encoded as ordinary text
 };
 
+struct EncoderOptions {
+  // Pieces each thread's cache holds before it is emptied; 0 turns the cache off.
+  size_t cache_entries = 1 << 16;
+  // Longer pieces are not cached (they are rare and would crowd the cache).
+  size_t max_cached_piece = 256;
+  // Pieces longer than this use the heap algorithm instead of the scan.
+  size_t long_piece = PieceBpe::kDefaultLongPiece;
+};
+
+// How one pre-tokenized piece was encoded (Encoder::Explain).
+struct ExplainedPiece {
+  std::string_view text;          // the piece (a view into the explained text)
+  int special_index = -1;         // >= 0: the piece is this special token (model.specials)
+  bool whole_token = false;       // encoded directly as one token (ignore_merges)
+  std::vector<MergeStep> merges;  // the merges applied, in order (empty when whole_token)
+  std::vector<TokenId> ids;       // the piece's tokens
+};
+
 class Encoder {
  public:
-  static absl::StatusOr<std::unique_ptr<Encoder>> Create(BpeModel model);
+  static absl::StatusOr<std::unique_ptr<Encoder>> Create(BpeModel model,
+                                                         EncoderOptions options = {});
 
   absl::StatusOr<std::vector<TokenId>> Encode(std::string_view text,
                                               SpecialPolicy policy = SpecialPolicy::kAllow) const;
+  // Like Encode, appending to `out`; on error `out` may hold part of the ids.
+  absl::Status EncodeTo(std::string_view text, SpecialPolicy policy,
+                        std::vector<TokenId>& out) const;
   // Encodes text with no special-token handling at all, appending to `out`.
   void EncodeOrdinary(std::string_view text, std::vector<TokenId>& out) const;
-  // BPE on one pre-tokenized piece, appending to `out`.
+  // BPE on one pre-tokenized piece (not empty), appending to `out`.
   void EncodePiece(std::string_view piece, std::vector<TokenId>& out) const;
 
-  // Fails on an id that names no token.
+  // Encodes every text, in parallel on the current oneTBB arena; result i belongs to texts[i]
+  // whatever the thread count. Fails with the error of the first failing text (by index).
+  absl::StatusOr<std::vector<std::vector<TokenId>>> EncodeBatch(
+      absl::Span<const std::string_view> texts,
+      SpecialPolicy policy = SpecialPolicy::kAllow) const;
+
+  // The pieces of `text` and how each became tokens; the ids concatenate to Encode(text).
+  absl::StatusOr<std::vector<ExplainedPiece>> Explain(
+      std::string_view text, SpecialPolicy policy = SpecialPolicy::kAllow) const;
+
+  // The exact bytes of `ids`. Fails on an id that names no token.
   absl::StatusOr<std::string> Decode(absl::Span<const TokenId> ids) const;
+  // Appends the bytes of `ids` to `out`; same errors as Decode.
+  absl::Status DecodeTo(absl::Span<const TokenId> ids, std::string& out) const;
 
   const BpeModel& model() const { return model_; }
+  // The token id of the single byte `b`.
+  TokenId ByteToken(uint8_t b) const { return byte_token_[b]; }
 
  private:
-  Encoder(BpeModel model, std::unique_ptr<PreTokenizer> pretokenizer,
+  Encoder(BpeModel model, EncoderOptions options, std::unique_ptr<PreTokenizer> pretokenizer,
           std::unique_ptr<SpecialTokenMatcher> specials);
 
+  // Calls on_segment(text, special_index) for the ordinary stretches (-1) and allowed
+  // specials; fails on a disallowed one.
+  template <typename OnSegment>
+  absl::Status SplitSpecials(std::string_view text, SpecialPolicy policy,
+                             OnSegment on_segment) const;
+
   BpeModel model_;
+  EncoderOptions options_;
   std::unique_ptr<PreTokenizer> pretokenizer_;
   std::unique_ptr<SpecialTokenMatcher> specials_;  // null when the model has none
   std::vector<TokenId> special_ids_;               // parallel to specials_->tokens()
-  StringMap<TokenId> token_index_;
-  struct MergeTarget {
-    uint32_t rank;
-    TokenId result;
-  };
-  absl::flat_hash_map<uint64_t, MergeTarget> merge_of_pair_;  // key: left << 32 | right
-  std::vector<TokenId> byte_token_;                             // byte value -> its token id
+  TokenTable token_table_;
+  PairTable pair_table_;
+  TokenId byte_token_[256];
+  PieceBpe bpe_;
+  mutable tbb::enumerable_thread_specific<PieceCache> caches_;
 };
 
 }  // namespace tokenmill

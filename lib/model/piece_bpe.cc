@@ -1,0 +1,118 @@
+#include "model/piece_bpe.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tokenmill {
+namespace {
+
+// The scan, shared by EncodeByScan and Trace. `ids` and `merges` have room for piece.size()
+// entries; returns the number of parts left in ids[0..].
+template <typename OnMerge>
+size_t ScanMerge(std::string_view piece, const PairTable& pairs, const TokenId* byte_token,
+                 TokenId* ids, PairMerge* merges, OnMerge on_merge) {
+  size_t n = piece.size();
+  for (size_t i = 0; i < n; ++i) ids[i] = byte_token[static_cast<unsigned char>(piece[i])];
+  for (size_t i = 0; i + 1 < n; ++i) merges[i] = pairs.Find(ids[i], ids[i + 1]);
+  while (n > 1) {
+    uint32_t best = PairTable::kNone;
+    size_t at = 0;
+    for (size_t i = 0; i + 1 < n; ++i) {
+      if (merges[i].priority < best) {
+        best = merges[i].priority;
+        at = i;
+      }
+    }
+    if (best == PairTable::kNone) break;
+    on_merge(MergeStep{at, ids[at], ids[at + 1], merges[at].result, best});
+    ids[at] = merges[at].result;
+    std::memmove(ids + at + 1, ids + at + 2, (n - at - 2) * sizeof(TokenId));
+    std::memmove(merges + at, merges + at + 1, (n - at - 2) * sizeof(PairMerge));
+    --n;
+    if (at > 0) merges[at - 1] = pairs.Find(ids[at - 1], ids[at]);
+    if (at + 1 < n) merges[at] = pairs.Find(ids[at], ids[at + 1]);
+  }
+  return n;
+}
+
+}  // namespace
+
+void PieceBpe::EncodeByScan(std::string_view piece, std::vector<TokenId>& out) const {
+  constexpr size_t kStack = 256;
+  if (piece.size() <= kStack) {
+    TokenId ids[kStack];
+    PairMerge merges[kStack];
+    size_t n = ScanMerge(piece, *pairs_, byte_token_, ids, merges, [](const MergeStep&) {});
+    out.insert(out.end(), ids, ids + n);
+    return;
+  }
+  std::vector<TokenId> ids(piece.size());
+  std::vector<PairMerge> merges(piece.size());
+  size_t n = ScanMerge(piece, *pairs_, byte_token_, ids.data(), merges.data(),
+                       [](const MergeStep&) {});
+  out.insert(out.end(), ids.begin(), ids.begin() + n);
+}
+
+std::vector<MergeStep> PieceBpe::Trace(std::string_view piece, std::vector<TokenId>& out) const {
+  std::vector<MergeStep> steps;
+  std::vector<TokenId> ids(piece.size());
+  std::vector<PairMerge> merges(piece.size());
+  size_t n = ScanMerge(piece, *pairs_, byte_token_, ids.data(), merges.data(),
+                       [&](const MergeStep& step) { steps.push_back(step); });
+  out.insert(out.end(), ids.begin(), ids.begin() + n);
+  return steps;
+}
+
+void PieceBpe::EncodeByHeap(std::string_view piece, std::vector<TokenId>& out) const {
+  // Parts are identified by the byte position where they start; that never changes when a
+  // part absorbs its right neighbour, so (priority, position) orders candidates exactly as
+  // the scan's "lowest priority, leftmost first" does. Stale candidates are skipped on pop.
+  constexpr TokenId kDead = UINT32_MAX;
+  const uint32_t n = static_cast<uint32_t>(piece.size());
+  std::vector<TokenId> id(n);
+  std::vector<uint32_t> next(n), prev(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    id[i] = byte_token_[static_cast<unsigned char>(piece[i])];
+    next[i] = i + 1;
+    prev[i] = i - 1;  // wraps for i == 0: "no previous part"
+  }
+  struct Candidate {
+    uint32_t priority;
+    uint32_t left;
+    uint32_t right;
+    TokenId left_id;
+    TokenId right_id;
+    TokenId result;
+  };
+  auto later = [](const Candidate& a, const Candidate& b) {
+    return a.priority != b.priority ? a.priority > b.priority : a.left > b.left;
+  };
+  std::vector<Candidate> heap;
+  heap.reserve(n);
+  auto consider = [&](uint32_t left, uint32_t right) {
+    PairMerge m = pairs_->Find(id[left], id[right]);
+    if (m.priority == PairTable::kNone) return;
+    heap.push_back({m.priority, left, right, id[left], id[right], m.result});
+    std::push_heap(heap.begin(), heap.end(), later);
+  };
+  for (uint32_t i = 0; i + 1 < n; ++i) {
+    PairMerge m = pairs_->Find(id[i], id[i + 1]);
+    if (m.priority != PairTable::kNone) heap.push_back({m.priority, i, i + 1, id[i], id[i + 1], m.result});
+  }
+  std::make_heap(heap.begin(), heap.end(), later);
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    Candidate c = heap.back();
+    heap.pop_back();
+    if (id[c.left] != c.left_id || next[c.left] != c.right || id[c.right] != c.right_id) continue;
+    id[c.left] = c.result;
+    id[c.right] = kDead;
+    next[c.left] = next[c.right];
+    if (next[c.left] < n) prev[next[c.left]] = c.left;
+    if (prev[c.left] < n) consider(prev[c.left], c.left);
+    if (next[c.left] < n) consider(c.left, next[c.left]);
+  }
+  for (uint32_t i = 0; i < n; i = next[i]) out.push_back(id[i]);
+}
+
+}  // namespace tokenmill

@@ -1,0 +1,60 @@
+// PieceBpe: byte-pair encoding of one pre-tokenized piece, exactly as tiktoken and Hugging Face
+// do it: start from one token per byte, then repeatedly merge the adjacent pair of lowest
+// priority (the leftmost among equals) until no adjacent pair has a merge.
+//
+// Two algorithms give the same result: a scan over a small array for short pieces (tiktoken's
+// O(n*m), fastest when n is small) and a heap of candidate pairs over a linked list for long
+// ones (O(n log n): a 1 MB piece with no spaces takes milliseconds, not hours). Trace() runs the
+// scan and records every merge, for `tokenmill explain`.
+//
+// A PieceBpe only reads the tables it is given (which must outlive it); it is thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "model/bpe_model.h"
+#include "model/lookup_tables.h"
+
+namespace tokenmill {
+
+// One merge applied while encoding a piece.
+struct MergeStep {
+  size_t part;        // index of the left part among the parts just before this merge
+  TokenId left;
+  TokenId right;
+  TokenId result;
+  uint32_t priority;  // merge index (Hugging Face) or token rank (tiktoken)
+};
+
+class PieceBpe {
+ public:
+  // Pieces up to this many bytes use the scan; longer ones the heap.
+  static constexpr size_t kDefaultLongPiece = 96;
+
+  // `byte_token[b]` is the id of the token for the single byte b.
+  PieceBpe(const PairTable* pairs, const TokenId* byte_token, size_t long_piece = kDefaultLongPiece)
+      : pairs_(pairs), byte_token_(byte_token), long_piece_(long_piece) {}
+
+  // Appends the piece's token ids to `out`. `piece` must not be empty.
+  void Encode(std::string_view piece, std::vector<TokenId>& out) const {
+    if (piece.size() <= long_piece_) {
+      EncodeByScan(piece, out);
+    } else {
+      EncodeByHeap(piece, out);
+    }
+  }
+  void EncodeByScan(std::string_view piece, std::vector<TokenId>& out) const;
+  void EncodeByHeap(std::string_view piece, std::vector<TokenId>& out) const;
+
+  // Like EncodeByScan, also returning each merge in the order applied.
+  std::vector<MergeStep> Trace(std::string_view piece, std::vector<TokenId>& out) const;
+
+ private:
+  const PairTable* pairs_;
+  const TokenId* byte_token_;
+  size_t long_piece_;
+};
+
+}  // namespace tokenmill

@@ -1,0 +1,20 @@
+// Merges implied by a tiktoken-style ranked vocabulary.
+//
+// tiktoken has no merge list: it repeatedly merges the adjacent pair whose concatenation is the
+// token of lowest rank. DeriveRankMerges() writes that rule as merges: for every regular token,
+// in id (= rank) order, every split of its bytes into two regular tokens becomes a merge
+// (left, right, token). With MergePriority::kTokenRank, an encoder using these merges gives
+// exactly tiktoken's ids.
+#pragma once
+
+#include <vector>
+
+#include "model/bpe_model.h"
+
+namespace tokenmill {
+
+// Requires the model's tokens and specials (merges are ignored); returns the merges sorted by
+// result id, the splits of one token by split position.
+std::vector<Merge> DeriveRankMerges(const BpeModel& model);
+
+}  // namespace tokenmill

@@ -1,0 +1,267 @@
+#include "model/tiktoken_file.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "absl/container/flat_hash_map.h"
+#include "common/file_util.h"
+#include "common/status_macros.h"
+#include "common/strings.h"
+#include "model/base64.h"
+#include "model/json_writer.h"
+#include "model/rank_merges.h"
+#include "pretokenize/presets.h"
+
+namespace tokenmill {
+namespace {
+
+absl::Status LineError(std::string_view source, size_t line, std::string_view what) {
+  return absl::InvalidArgumentError(StrCat(source, ":", line, ": ", what));
+}
+
+absl::Status FieldError(std::string_view source, std::string_view field, std::string_view what) {
+  return absl::InvalidArgumentError(StrCat(source, ": field '", field, "' ", what));
+}
+
+// Printable form of a token's bytes for messages.
+std::string Escaped(std::string_view bytes) {
+  std::string out;
+  for (unsigned char c : bytes) {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+struct Sidecar {
+  PreTokenizerConfig pretokenizer;
+  std::vector<SpecialToken> specials;
+  bool has_n_ranks = false;
+  uint64_t n_ranks = 0;
+};
+
+absl::StatusOr<Sidecar> ParseSidecar(std::string_view json, std::string_view source) {
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded(json);
+  simdjson::dom::element root;
+  if (auto error = parser.parse(padded).get(root)) {
+    return absl::InvalidArgumentError(
+        StrCat(source, ": not valid JSON (", simdjson::error_message(error), ")"));
+  }
+  if (!root.is_object()) return absl::InvalidArgumentError(StrCat(source, ": not a JSON object"));
+  Sidecar sidecar;
+  simdjson::dom::element field;
+  if (root["pattern"].get(field)) return FieldError(source, "pattern", "is missing");
+  std::string_view pattern;
+  if (field.get(pattern)) return FieldError(source, "pattern", "is not a string");
+  if (pattern.empty()) return FieldError(source, "pattern", "is empty");
+  sidecar.pretokenizer.preset = "custom";
+  sidecar.pretokenizer.pattern = std::string(pattern);
+  for (const PreTokenizerPreset& p : kPreTokenizerPresets) {
+    if (p.pattern == pattern) sidecar.pretokenizer = {std::string(p.name), ""};
+  }
+  if (!root["special_tokens"].get(field) && !field.is_null()) {
+    simdjson::dom::object specials;
+    if (field.get(specials)) return FieldError(source, "special_tokens", "is not an object");
+    for (auto [content, value] : specials) {
+      uint64_t id;
+      if (value.get(id) || id >= UINT32_MAX) {
+        return FieldError(source, StrCat("special_tokens[\"", content, "\"]"), "is not a token id");
+      }
+      if (content.empty()) return FieldError(source, "special_tokens", "has an empty token");
+      sidecar.specials.push_back({std::string(content), static_cast<TokenId>(id)});
+    }
+  }
+  if (!root["n_ranks"].get(field) && !field.is_null()) {
+    if (field.get(sidecar.n_ranks)) return FieldError(source, "n_ranks", "is not a count");
+    sidecar.has_n_ranks = true;
+  }
+  return sidecar;
+}
+
+}  // namespace
+
+absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view ranks_source,
+                                      std::string_view sidecar_json,
+                                      std::string_view sidecar_source) {
+  TM_ASSIGN_OR_RETURN(Sidecar sidecar, ParseSidecar(sidecar_json, sidecar_source));
+  BpeModel model;
+  model.pretokenizer = sidecar.pretokenizer;
+  model.priority = MergePriority::kTokenRank;
+  model.ignore_merges = true;
+  absl::flat_hash_map<TokenId, const SpecialToken*> special_of_id;
+  for (const SpecialToken& s : sidecar.specials) {
+    if (!special_of_id.emplace(s.id, &s).second) {
+      return FieldError(sidecar_source, StrCat("special_tokens[\"", s.content, "\"]"),
+                        StrCat("reuses id ", s.id));
+    }
+  }
+
+  std::vector<uint32_t> line_of_rank;  // 0 = no line yet
+  StringMap<size_t> line_of_bytes;
+  size_t line_number = 0;
+  size_t pos = 0;
+  while (pos < ranks.size()) {
+    size_t end = ranks.find('\n', pos);
+    if (end == std::string_view::npos) end = ranks.size();
+    std::string_view line = ranks.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    size_t space = line.find(' ');
+    if (space == std::string_view::npos || line.find(' ', space + 1) != std::string_view::npos) {
+      return LineError(ranks_source, line_number, "expected '<base64 token> <rank>'");
+    }
+    std::string_view encoded = line.substr(0, space);
+    std::string_view rank_text = line.substr(space + 1);
+    std::optional<std::string> bytes = DecodeBase64(encoded);
+    if (!bytes) return LineError(ranks_source, line_number, StrCat("bad base64 '", encoded, "'"));
+    if (bytes->empty()) return LineError(ranks_source, line_number, "the token is empty");
+    uint32_t rank;
+    if (!ParseInt(rank_text, &rank) || rank == UINT32_MAX) {
+      return LineError(ranks_source, line_number, StrCat("'", rank_text, "' is not a rank"));
+    }
+    if (rank >= line_of_rank.size()) line_of_rank.resize(size_t{rank} + 1, 0);
+    if (line_of_rank[rank] != 0) {
+      return LineError(ranks_source, line_number,
+                       StrCat("rank ", rank, " is already given on line ", line_of_rank[rank]));
+    }
+    if (auto it = special_of_id.find(rank); it != special_of_id.end()) {
+      return LineError(ranks_source, line_number,
+                       StrCat("rank ", rank, " is the id of special token '", it->second->content,
+                              "' in ", sidecar_source));
+    }
+    auto [seen, inserted] = line_of_bytes.emplace(*bytes, line_number);
+    if (!inserted) {
+      return LineError(ranks_source, line_number,
+                       StrCat("token '", Escaped(*bytes), "' is already given on line ",
+                              seen->second));
+    }
+    line_of_rank[rank] = static_cast<uint32_t>(line_number);
+    if (rank >= model.tokens.size()) model.tokens.resize(size_t{rank} + 1);
+    model.tokens[rank] = *std::move(bytes);
+  }
+  if (line_of_rank.empty()) return absl::InvalidArgumentError(StrCat(ranks_source, ": no ranks"));
+  for (TokenId rank = 0; rank < line_of_rank.size(); ++rank) {
+    if (line_of_rank[rank] != 0 || special_of_id.contains(rank)) continue;
+    // Blame the line of the next rank present: in a sorted file, the line after the gap.
+    TokenId next = rank + 1;
+    while (line_of_rank[next] == 0) ++next;
+    return LineError(ranks_source, line_of_rank[next],
+                     StrCat("rank ", next, " leaves a gap: no line has rank ", rank,
+                            " (ranks run 0, 1, 2, ... except where a special token sits)"));
+  }
+  if (sidecar.has_n_ranks && sidecar.n_ranks != line_of_bytes.size()) {
+    return FieldError(sidecar_source, "n_ranks",
+                      StrCat("is ", sidecar.n_ranks, " but ", ranks_source, " has ",
+                             line_of_bytes.size(), " ranks"));
+  }
+  for (int b = 0; b < 256; ++b) {
+    if (!line_of_bytes.contains(std::string(1, static_cast<char>(b)))) {
+      return absl::InvalidArgumentError(
+          StrCat(ranks_source, ": no rank for the single byte ", Escaped(std::string(1, static_cast<char>(b))),
+                 ", so not every text can be encoded"));
+    }
+  }
+  for (const SpecialToken& s : sidecar.specials) {
+    if (s.id >= model.tokens.size()) model.tokens.resize(size_t{s.id} + 1);
+    model.tokens[s.id] = s.content;
+  }
+  std::sort(sidecar.specials.begin(), sidecar.specials.end(),
+            [](const SpecialToken& a, const SpecialToken& b) { return a.id < b.id; });
+  model.specials = std::move(sidecar.specials);
+  model.merges = DeriveRankMerges(model);
+  absl::Status valid = model.Validate();
+  if (!valid.ok()) return absl::InvalidArgumentError(StrCat(ranks_source, ": ", valid.message()));
+  return model;
+}
+
+absl::StatusOr<TiktokenText> ToTiktoken(const BpeModel& model, std::string_view name) {
+  absl::flat_hash_map<TokenId, const SpecialToken*> special_of_id;
+  for (const SpecialToken& s : model.specials) special_of_id.emplace(s.id, &s);
+  TiktokenText text;
+  size_t n_ranks = 0;
+  TokenId last_regular = 0;
+  for (TokenId id = 0; id < model.tokens.size(); ++id) {
+    if (special_of_id.contains(id) || model.tokens[id].empty()) continue;
+    ++n_ranks;
+    last_regular = id;
+  }
+  for (TokenId id = 0; id <= last_regular && n_ranks > 0; ++id) {
+    if (special_of_id.contains(id)) continue;
+    if (model.tokens[id].empty()) {
+      return absl::InvalidArgumentError(StrCat(
+          "id ", id, " is unused, but a .tiktoken file cannot leave a gap between ranks"));
+    }
+    AppendBase64(model.tokens[id], text.ranks);
+    StrAppend(&text.ranks, " ", id, "\n");
+  }
+  std::string_view pattern = model.pretokenizer.preset == "custom"
+                                 ? std::string_view(model.pretokenizer.pattern)
+                                 : PresetPattern(model.pretokenizer.preset);
+  text.sidecar = "{\n  \"name\": ";
+  AppendJsonString(name, text.sidecar);
+  text.sidecar += ",\n  \"pattern\": ";
+  AppendJsonString(pattern, text.sidecar);
+  text.sidecar += ",\n  \"special_tokens\": {";
+  for (size_t i = 0; i < model.specials.size(); ++i) {
+    text.sidecar += i == 0 ? "\n    " : ",\n    ";
+    AppendJsonString(model.specials[i].content, text.sidecar);
+    StrAppend(&text.sidecar, ": ", model.specials[i].id);
+  }
+  text.sidecar += model.specials.empty() ? "}" : "\n  }";
+  StrAppend(&text.sidecar, ",\n  \"n_ranks\": ", n_ranks, ",\n  \"explicit_n_vocab\": null\n}\n");
+  return text;
+}
+
+std::string TiktokenSidecarPath(const std::string& ranks_path) {
+  constexpr std::string_view kExtension = ".tiktoken";
+  if (ranks_path.size() > kExtension.size() && std::string_view(ranks_path).ends_with(kExtension)) {
+    return ranks_path.substr(0, ranks_path.size() - kExtension.size()) + ".json";
+  }
+  return ranks_path + ".json";
+}
+
+std::string TiktokenRanksPath(const std::string& sidecar_path) {
+  constexpr std::string_view kExtension = ".json";
+  std::string stem = std::string_view(sidecar_path).ends_with(kExtension)
+                         ? sidecar_path.substr(0, sidecar_path.size() - kExtension.size())
+                         : sidecar_path;
+  return stem + ".tiktoken";
+}
+
+absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path) {
+  TM_ASSIGN_OR_RETURN(std::string ranks, ReadFile(ranks_path));
+  std::string sidecar_path = TiktokenSidecarPath(ranks_path);
+  absl::StatusOr<std::string> sidecar = ReadFile(sidecar_path);
+  if (!sidecar.ok()) {
+    return absl::InvalidArgumentError(
+        StrCat(ranks_path, ": needs its JSON sidecar ", sidecar_path,
+               " (pattern and special tokens): ", sidecar.status().message()));
+  }
+  return FromTiktoken(ranks, ranks_path, *sidecar, sidecar_path);
+}
+
+absl::Status SaveTiktoken(const BpeModel& model, const std::string& ranks_path) {
+  std::string name = ranks_path.substr(ranks_path.find_last_of('/') + 1);
+  if (std::string_view(name).ends_with(".tiktoken")) name.resize(name.size() - 9);
+  TM_ASSIGN_OR_RETURN(TiktokenText text, ToTiktoken(model, name));
+  std::string sidecar_path = TiktokenSidecarPath(ranks_path);
+  TM_RETURN_IF_ERROR(CheckWritableOutput(ranks_path));
+  TM_RETURN_IF_ERROR(CheckWritableOutput(sidecar_path));
+  TM_RETURN_IF_ERROR(WriteFileAtomically(ranks_path, text.ranks));
+  absl::Status sidecar_written = WriteFileAtomically(sidecar_path, text.sidecar);
+  if (!sidecar_written.ok()) std::remove(ranks_path.c_str());
+  return sidecar_written;
+}
+
+}  // namespace tokenmill

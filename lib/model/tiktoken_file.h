@@ -1,0 +1,46 @@
+// tiktoken's vocabulary format, both directions.
+//
+// A `.tiktoken` file has one line per regular token: `<base64 of its bytes> <rank>`; the rank
+// is the token's id and its merge priority. It does not say how to pre-tokenize or which
+// special tokens exist, so a JSON sidecar next to it (`X.tiktoken` -> `X.json`, as OpenAI's
+// vocabularies in ../shared/vocab come) holds them:
+//   {"name": "...", "pattern": "<regex>", "special_tokens": {"<|endoftext|>": 100257, ...},
+//    "n_ranks": 100256, "explicit_n_vocab": null}
+// Reading gives a model with MergePriority::kTokenRank, ignore_merges (tiktoken's whole-piece
+// rule) and the merges DeriveRankMerges() implies, so it encodes exactly as tiktoken does.
+// Ranks need not be in byte order (OpenAI's are not), and ids may have gaps between the ranks
+// and the specials (cl100k_base does), but the ranks themselves run 0..N-1 except where a
+// special token sits. Errors name the file and line (ranks) or field (sidecar).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "model/bpe_model.h"
+
+namespace tokenmill {
+
+struct TiktokenText {
+  std::string ranks;    // the .tiktoken file
+  std::string sidecar;  // the JSON sidecar
+};
+
+// Parses the two files; `ranks_source` and `sidecar_source` name them in errors.
+absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view ranks_source,
+                                      std::string_view sidecar, std::string_view sidecar_source);
+
+// Writes `model`; `name` goes into the sidecar. Fails when the model cannot be said in this
+// format: regular ids with a gap no special token fills.
+absl::StatusOr<TiktokenText> ToTiktoken(const BpeModel& model, std::string_view name);
+
+// `X.tiktoken` -> `X.json`; any other path -> path + ".json".
+std::string TiktokenSidecarPath(const std::string& ranks_path);
+// `X.json` -> `X.tiktoken`.
+std::string TiktokenRanksPath(const std::string& sidecar_path);
+
+// File helpers. SaveTiktoken writes both files atomically (the ranks file, then the sidecar).
+absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path);
+absl::Status SaveTiktoken(const BpeModel& model, const std::string& ranks_path);
+
+}  // namespace tokenmill
