@@ -10,6 +10,10 @@ using scanner::IsOther;
 using scanner::Text;
 
 size_t Gpt2PieceEnd(const Text& t, size_t p) {
+  // The most frequent pieces first: "word" and " word" (ASCII start).
+  const unsigned char b0 = t.s[p];
+  if (scanner::IsAsciiLetter(b0)) return t.RunLetters(p + 1);
+  if (b0 == ' ' && p + 1 < t.n && scanner::IsAsciiLetter(t.s[p + 1])) return t.RunLetters(p + 2);
   const DecodedChar c0 = t.At(p);
   if (c0.cls & kClassInvalid) return p + 1;
   if (size_t e = t.Contraction(p, /*caseless=*/false)) return e;

@@ -12,16 +12,58 @@ namespace {
 using scanner::IsOther;
 using scanner::Text;
 
+// End of the run of W = [\p{Ll}\p{Lm}\p{Lo}\p{M}] from i (ASCII: [a-z]).
+size_t RunLower(const Text& t, size_t i) {
+  while (i < t.n) {
+    const unsigned char b = t.s[i];
+    if (b < 0x80) {
+      if (!scanner::IsAsciiLower(b)) return i;
+      i = scanner::AsciiRunEnd<0, 'a'>(t.s, t.n, i + 1);
+    } else {
+      const DecodedChar c = DecodeNonAscii(t.s + i, t.s + t.n);
+      if (!(c.cls & kClassLower)) return i;
+      i += c.len;
+    }
+  }
+  return i;
+}
+
+// End of the run of U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] from i (ASCII: [A-Z]).
+size_t RunUpper(const Text& t, size_t i) {
+  while (i < t.n) {
+    const unsigned char b = t.s[i];
+    if (b < 0x80) {
+      if (!scanner::IsAsciiUpper(b)) return i;
+      i = scanner::AsciiRunEnd<0, 'A'>(t.s, t.n, i + 1);
+    } else {
+      const DecodedChar c = DecodeNonAscii(t.s + i, t.s + t.n);
+      if (!(c.cls & kClassUpper)) return i;
+      i += c.len;
+    }
+  }
+  return i;
+}
+
 // End of `U*W+` at q, or 0 if it does not match. Greedy U* backs off until W+ can match: if the
 // character after the U run is in W, W+ runs on from there; otherwise W+ takes the last
-// character of the U run that is also in W (and nothing after it, which is not in W).
+// character of the U run that is also in W (and nothing after it, which is not in W). ASCII
+// capitals are in U only, so an ASCII stretch of the U run never holds that character.
 size_t UpperThenLower(const Text& t, size_t q) {
   size_t i = q;
   size_t after_last_w = 0;
   while (i < t.n) {
-    const DecodedChar c = t.At(i);
+    const unsigned char b = t.s[i];
+    if (b < 0x80) {
+      if (scanner::IsAsciiUpper(b)) {
+        i = scanner::AsciiRunEnd<0, 'A'>(t.s, t.n, i + 1);
+        continue;
+      }
+      if (scanner::IsAsciiLower(b)) return RunLower(t, i);
+      break;
+    }
+    const DecodedChar c = DecodeNonAscii(t.s + i, t.s + t.n);
     if (!(c.cls & kClassUpper)) {
-      if (c.cls & kClassLower) return t.RunAny(i, kClassLower);
+      if (c.cls & kClassLower) return RunLower(t, i);
       break;
     }
     i += c.len;
@@ -32,9 +74,9 @@ size_t UpperThenLower(const Text& t, size_t q) {
 
 // End of `U+W*` at q, or 0 if it does not match.
 size_t UpperRunThenLower(const Text& t, size_t q) {
-  const size_t a = t.RunAny(q, kClassUpper);
+  const size_t a = RunUpper(t, q);
   if (a == q) return 0;
-  return t.RunAny(a, kClassLower);
+  return RunLower(t, a);
 }
 
 // C? after a letter run ending at e.

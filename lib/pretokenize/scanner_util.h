@@ -24,23 +24,36 @@ inline constexpr uint8_t kNotOther = kClassL | kClassN | kClassSpace | kClassInv
 
 inline bool IsOther(uint8_t cls) { return (cls & kNotOther) == 0; }
 
-// End of the run of ASCII letters [A-Za-z] in s[i..n) (16 bytes at a time with SSE2).
-inline size_t AsciiLetterRunEnd(const unsigned char* s, size_t n, size_t i) {
+// End of the run in s[i..n) of ASCII bytes b with ((b | kFold) - kBase) < 26, i.e. [A-Za-z]
+// (kFold 0x20, kBase 'a'), [a-z] (0, 'a') or [A-Z] (0, 'A'); 16 bytes at a time with SSE2.
+template <unsigned char kFold, unsigned char kBase>
+inline size_t AsciiRunEnd(const unsigned char* s, size_t n, size_t i) {
 #if defined(__SSE2__)
   while (i + 16 <= n) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
-    // Letters fold to 'a'..'z' under | 0x20; (folded - 'a') is then 0..25 (unsigned).
-    const __m128i t = _mm_sub_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
-    const __m128i is_letter =
+    const __m128i t = _mm_sub_epi8(_mm_or_si128(v, _mm_set1_epi8(static_cast<char>(kFold))),
+                                   _mm_set1_epi8(static_cast<char>(kBase)));
+    // t < 26 as unsigned bytes: compare signed after flipping the top bit.
+    const __m128i in_run =
         _mm_cmplt_epi8(_mm_xor_si128(t, _mm_set1_epi8(-128)), _mm_set1_epi8(26 - 128));
-    const unsigned stop = ~static_cast<unsigned>(_mm_movemask_epi8(is_letter)) & 0xFFFFu;
+    const unsigned stop = ~static_cast<unsigned>(_mm_movemask_epi8(in_run)) & 0xFFFFu;
     if (stop != 0) return i + static_cast<size_t>(__builtin_ctz(stop));
     i += 16;
   }
 #endif
-  while (i < n && static_cast<unsigned char>((s[i] | 0x20) - 'a') < 26) ++i;
+  while (i < n && static_cast<unsigned char>((s[i] | kFold) - kBase) < 26) ++i;
   return i;
 }
+
+inline size_t AsciiLetterRunEnd(const unsigned char* s, size_t n, size_t i) {
+  return AsciiRunEnd<0x20, 'a'>(s, n, i);
+}
+
+inline bool IsAsciiLetter(unsigned char b) {
+  return static_cast<unsigned char>((b | 0x20) - 'a') < 26;
+}
+inline bool IsAsciiUpper(unsigned char b) { return static_cast<unsigned char>(b - 'A') < 26; }
+inline bool IsAsciiLower(unsigned char b) { return static_cast<unsigned char>(b - 'a') < 26; }
 
 struct Text {
   const unsigned char* s;
