@@ -87,10 +87,10 @@ class Trainer {
   // The id of the token `left` + `right` forms: an existing one with those bytes, or a new one.
   TokenId TokenFor(TokenId left, TokenId right);
   // Resolves resume merge `i` to a pair index.
-  absl::StatusOr<uint32_t> ResumePair(size_t i) const;
+  absl::StatusOr<PairKey> ResumePair(size_t i) const;
   // Merges pair `p` = (a, b) into t in every word holding it and updates the pair counts and
   // the queue.
-  void ApplyMerge(uint32_t p, TokenId a, TokenId b, TokenId t);
+  void ApplyMerge(PairKey p, TokenId a, TokenId b, TokenId t);
   // Merges the current pair in `words`; risen entries go to batch_risen_[batch].
   void RunBatch(std::span<const WordRef> words, size_t batch);
   // Sums the threads' changes and applies them to the pair table, the queue and the new pairs'
@@ -120,7 +120,6 @@ class Trainer {
   std::vector<std::vector<RisenWord>> batch_risen_;
   std::vector<int64_t> slot_sum_;
   std::vector<uint32_t> slot_seen_;
-  std::vector<uint32_t> slot_pair_;
   std::vector<uint64_t> slot_words_;
   std::vector<uint32_t> touched_;
 };
@@ -258,20 +257,20 @@ void Trainer::CountInitialPairs() {
       }
     });
   });
-  std::vector<uint32_t> pair_indices;
+  std::vector<PairKey> keys;
   std::vector<uint64_t> offsets;
   if (mergeable) {
     for (size_t d = 0; d < dense; ++d) {
       if (counts[d] == 0) continue;
-      uint32_t p = pairs_.FindOrAdd(MakePairKey(static_cast<TokenId>(first_alphabet_id_ + d / a),
-                                                static_cast<TokenId>(first_alphabet_id_ + d % a)));
-      pairs_.AddCount(p, static_cast<int64_t>(counts[d]));
-      pair_indices.push_back(p);
+      PairKey key = MakePairKey(static_cast<TokenId>(first_alphabet_id_ + d / a),
+                                static_cast<TokenId>(first_alphabet_id_ + d % a));
+      pairs_.AddCount(key, static_cast<int64_t>(counts[d]));
+      keys.push_back(key);
       offsets.push_back(dense_offset[d]);
     }
   }
   offsets.push_back(total);
-  pairs_.AddWordBlock(std::move(flat), pair_indices, offsets);
+  pairs_.AddWordBlock(std::move(flat), keys, offsets);
   queue_.Fill(pairs_);
 }
 
@@ -283,15 +282,13 @@ TokenId Trainer::TokenFor(TokenId left, TokenId right) {
   return it->second;
 }
 
-absl::StatusOr<uint32_t> Trainer::ResumePair(size_t i) const {
+absl::StatusOr<PairKey> Trainer::ResumePair(size_t i) const {
   const auto& [left, right] = control_.resume_merges[i];
   auto l = token_index_.find(left);
   auto r = token_index_.find(right);
-  int64_t p = -1;
-  if (l != token_index_.end() && r != token_index_.end()) {
-    p = pairs_.Find(MakePairKey(l->second, r->second));
-  }
-  if (p < 0 || pairs_.count(static_cast<uint32_t>(p)) == 0) {
+  const bool known = l != token_index_.end() && r != token_index_.end();
+  const PairKey key = known ? MakePairKey(l->second, r->second) : 0;
+  if (!known || pairs_.count(key) == 0) {
     return absl::FailedPreconditionError(StrCat(
         "cannot resume: merge ", i + 1, " of the checkpoint ('", BytesToByteLevel(left),
         "' + '", BytesToByteLevel(right),
@@ -303,7 +300,7 @@ absl::StatusOr<uint32_t> Trainer::ResumePair(size_t i) const {
         "cannot resume: merge ", i + 1, " of the checkpoint forms a token longer than "
         "--max-token-length ", options_.max_token_length));
   }
-  return static_cast<uint32_t>(p);
+  return key;
 }
 
 void Trainer::RunBatch(std::span<const WordRef> words, size_t batch) {
@@ -342,10 +339,8 @@ void Trainer::ReduceMerge(size_t batches) {
   std::sort(touched_.begin(), touched_.end());
   for (uint32_t slot : touched_) {
     const int64_t sum = slot_sum_[slot];
-    const PairKey key = slots_.KeyOf(slot);
-    const uint32_t p = sum > 0 ? pairs_.FindOrAdd(key) : static_cast<uint32_t>(pairs_.Find(key));
-    slot_pair_[slot] = p;
-    pairs_.AddCount(p, sum);
+    const uint64_t count = pairs_.AddCount(slots_.KeyOf(slot), sum);
+    if (sum > 0) queue_.Push(count, slots_.KeyOf(slot));
   }
   // The new pairs' word lists, one block, each list in batch order.
   uint64_t total = 0;
@@ -353,12 +348,12 @@ void Trainer::ReduceMerge(size_t batches) {
     for (const RisenWord& r : batch_risen_[b]) ++slot_words_[r.slot];
     total += batch_risen_[b].size();
   }
-  std::vector<uint32_t> pair_indices;
+  std::vector<PairKey> keys;
   std::vector<uint64_t> offsets;
   uint64_t at = 0;
   for (uint32_t slot : touched_) {
     if (slot_words_[slot] == 0) continue;
-    pair_indices.push_back(slot_pair_[slot]);
+    keys.push_back(slots_.KeyOf(slot));
     offsets.push_back(at);
     const uint64_t n = slot_words_[slot];
     slot_words_[slot] = at;  // from now on: where the slot's next word goes
@@ -369,16 +364,10 @@ void Trainer::ReduceMerge(size_t batches) {
   for (size_t b = 0; b < batches; ++b) {
     for (const RisenWord& r : batch_risen_[b]) block[slot_words_[r.slot]++] = r.word;
   }
-  pairs_.AddWordBlock(std::move(block), pair_indices, offsets);
-  for (uint32_t slot : touched_) {
-    if (slot_sum_[slot] > 0) {
-      const uint32_t p = slot_pair_[slot];
-      queue_.Push(pairs_.count(p), pairs_.key(p), p);
-    }
-  }
+  pairs_.AddWordBlock(std::move(block), keys, offsets);
 }
 
-void Trainer::ApplyMerge(uint32_t p, TokenId a, TokenId b, TokenId t) {
+void Trainer::ApplyMerge(PairKey p, TokenId a, TokenId b, TokenId t) {
   ++merge_stamp_;
   merge_a_ = a, merge_b_ = b, merge_t_ = t;
   slots_.Begin(a, b, t, static_cast<uint32_t>(tokens().size()));
@@ -386,7 +375,6 @@ void Trainer::ApplyMerge(uint32_t p, TokenId a, TokenId b, TokenId t) {
     size_t n = std::max<size_t>(slots_.num_slots(), 2 * slot_sum_.size());
     slot_sum_.resize(n, 0);
     slot_seen_.resize(n, 0);
-    slot_pair_.resize(n, 0);
     slot_words_.resize(n, 0);
   }
   std::span<const WordRef> words = pairs_.TakeWords(p);
@@ -423,14 +411,13 @@ absl::Status Trainer::MergeLoop() {
   result_.stop_reason = StrCat("reached --vocab-size ", options_.vocab_size);
   size_t resumed = 0;
   while (model.tokens.size() < TargetTokens()) {
-    uint32_t p;
+    PairKey p;
     const bool replayed = resumed < control_.resume_merges.size();
     if (replayed) {
       TM_ASSIGN_OR_RETURN(p, ResumePair(resumed));
       ++resumed;
     } else {
-      int64_t best = queue_.PopBest(pairs_);
-      if (best < 0) {
+      if (!queue_.PopBest(pairs_, &p)) {
         if (model.merges.empty()) {
           return absl::FailedPreconditionError(
               "the corpus yields no pair to merge (every word is a single byte), so no merge "
@@ -439,7 +426,6 @@ absl::Status Trainer::MergeLoop() {
         result_.stop_reason = StrCat("no pair is left to merge; ", VocabShortfall());
         break;
       }
-      p = static_cast<uint32_t>(best);
     }
     const uint64_t count = pairs_.count(p);
     if (count < options_.min_frequency) {
@@ -447,7 +433,7 @@ absl::Status Trainer::MergeLoop() {
                                    options_.min_frequency, "; ", VocabShortfall());
       break;
     }
-    const TokenId a = PairLeft(pairs_.key(p)), b = PairRight(pairs_.key(p));
+    const TokenId a = PairLeft(p), b = PairRight(p);
     const TokenId t = TokenFor(a, b);
     model.merges.push_back({a, b, t});
     result_.merge_counts.push_back(count);

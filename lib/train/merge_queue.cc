@@ -16,36 +16,35 @@ bool MergeQueue::After(const Entry& x, const Entry& y) const {
   return x.key != y.key && TieBefore(y.key, x.key);
 }
 
-void MergeQueue::Push(uint64_t count, PairKey key, uint32_t pair) {
-  heap_.push_back({count, key, pair});
+void MergeQueue::Push(uint64_t count, PairKey key) {
+  heap_.push_back({count, key});
   std::push_heap(heap_.begin(), heap_.end(),
                  [this](const Entry& x, const Entry& y) { return After(x, y); });
 }
 
 void MergeQueue::Fill(const PairTable& pairs) {
   heap_.clear();
-  for (uint32_t p = 0; p < pairs.size(); ++p) {
-    if (pairs.count(p) > 0) heap_.push_back({pairs.count(p), pairs.key(p), p});
-  }
+  pairs.ForEach([&](PairKey key, uint64_t count) { heap_.push_back({count, key}); });
   std::make_heap(heap_.begin(), heap_.end(),
                  [this](const Entry& x, const Entry& y) { return After(x, y); });
 }
 
-int64_t MergeQueue::PopBest(const PairTable& pairs) {
+bool MergeQueue::PopBest(const PairTable& pairs, PairKey* best) {
   auto after = [this](const Entry& x, const Entry& y) { return After(x, y); };
   while (!heap_.empty()) {
     std::pop_heap(heap_.begin(), heap_.end(), after);
     Entry top = heap_.back();
     heap_.pop_back();
-    uint64_t current = pairs.count(top.pair);
+    uint64_t current = pairs.count(top.key);
     if (current == 0 || top.count < current) continue;
     if (top.count > current) {
-      Push(current, top.key, top.pair);
+      Push(current, top.key);
       continue;
     }
-    return top.pair;
+    *best = top.key;
+    return true;
   }
-  return -1;
+  return false;
 }
 
 }  // namespace tokenmill

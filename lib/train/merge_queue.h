@@ -31,19 +31,18 @@ class MergeQueue {
   MergeQueue(const std::vector<std::string>& tokens, bool id_ties)
       : tokens_(tokens), id_ties_(id_ties) {}
 
-  void Push(uint64_t count, PairKey key, uint32_t pair);
+  void Push(uint64_t count, PairKey key);
   // Builds the heap from the current counts of all pairs in `pairs` (initial fill).
   void Fill(const PairTable& pairs);
-  // The pair with the highest current count (by the order above), removed from the queue, or
-  // -1 when no pair has a non-zero count.
-  int64_t PopBest(const PairTable& pairs);
+  // Sets *best to the pair with the highest current count (by the order above) and removes it
+  // from the queue; false when no pair has a non-zero count.
+  bool PopBest(const PairTable& pairs, PairKey* best);
   size_t size() const { return heap_.size(); }
 
  private:
   struct Entry {
     uint64_t count;
     PairKey key;
-    uint32_t pair;
   };
   // True when x is to be merged after y (x is "less" in the max-heap).
   bool After(const Entry& x, const Entry& y) const;

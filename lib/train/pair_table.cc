@@ -5,83 +5,69 @@
 
 namespace tokenmill {
 
-int64_t PairTable::Find(PairKey key) const {
-  auto it = index_.find(key);
-  return it == index_.end() ? -1 : static_cast<int64_t>(it->second);
+void PairTable::Release(const Pair& pair) {
+  if (pair.num_words == 0) return;
+  Block& block = blocks_[pair.block];
+  if (--block.live_pairs == 0) retired_.push_back(std::move(block.words));
 }
 
-uint32_t PairTable::FindOrAdd(PairKey key) {
-  auto [it, inserted] = index_.try_emplace(key, static_cast<uint32_t>(pairs_.size()));
-  if (inserted) pairs_.push_back({.key = key});
-  return it->second;
-}
-
-void PairTable::Reserve(size_t pairs) {
-  index_.reserve(pairs);
-  pairs_.reserve(pairs);
-}
-
-void PairTable::Release(Pair& pair) {
-  if (pair.num_words > 0) {
-    Block& block = blocks_[pair.block];
-    if (--block.live_pairs == 0) {
-      retired_.push_back(std::move(block.words));
-    }
-    pair.words = nullptr;
-    pair.num_words = 0;
-  }
-}
-
-void PairTable::AddCount(uint32_t p, int64_t delta) {
-  Pair& pair = pairs_[p];
+uint64_t PairTable::AddCount(PairKey key, int64_t delta) {
+  auto [it, inserted] = pairs_.try_emplace(key);
+  Pair& pair = it->second;
   assert(delta >= 0 || pair.count >= static_cast<uint64_t>(-delta));
   pair.count += static_cast<uint64_t>(delta);
-  if (pair.count == 0) {
+  const uint64_t count = pair.count;
+  if (count == 0) {
     Release(pair);
-    if (!extra_.empty()) extra_.erase(p);
+    pairs_.erase(it);
+    if (!extra_.empty()) extra_.erase(key);
   }
+  return count;
 }
 
-void PairTable::AddWordBlock(HugeArray<WordRef> words, std::span<const uint32_t> pairs,
+void PairTable::AddWordBlock(HugeArray<WordRef> words, std::span<const PairKey> keys,
                              std::span<const uint64_t> offsets) {
   retired_.clear();
   const uint32_t block = static_cast<uint32_t>(blocks_.size());
   uint32_t live = 0;
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    Pair& pair = pairs_[pairs[i]];
+  for (size_t i = 0; i < keys.size(); ++i) {
     const uint64_t begin = offsets[i], end = offsets[i + 1];
     if (begin == end) continue;
-    if (pair.num_words == 0 && !extra_.contains(pairs[i])) {
+    auto it = pairs_.find(keys[i]);
+    if (it == pairs_.end()) continue;  // its count went back to zero: it occurs nowhere
+    Pair& pair = it->second;
+    if (pair.num_words == 0 && !extra_.contains(keys[i])) {
       pair.words = words.data() + begin;
       pair.num_words = static_cast<uint32_t>(end - begin);
       pair.block = block;
       ++live;
     } else {
-      std::vector<WordRef>& extra = extra_[pairs[i]];
+      std::vector<WordRef>& extra = extra_[keys[i]];
       extra.insert(extra.end(), words.data() + begin, words.data() + end);
     }
   }
   blocks_.push_back({live > 0 ? std::move(words) : HugeArray<WordRef>(), live});
 }
 
-std::span<const WordRef> PairTable::TakeWords(uint32_t p) {
+std::span<const WordRef> PairTable::TakeWords(PairKey key) {
   retired_.clear();
-  Pair& pair = pairs_[p];
-  pair.count = 0;
+  auto it = pairs_.find(key);
+  if (it == pairs_.end()) return {};
+  const Pair pair = it->second;
+  pairs_.erase(it);
   std::span<const WordRef> words(pair.words, pair.num_words);
-  auto extra = extra_.find(p);
-  if (extra != extra_.end()) {
-    scratch_ = std::move(extra->second);
-    extra_.erase(extra);
-    scratch_.insert(scratch_.end(), words.begin(), words.end());
-    std::sort(scratch_.begin(), scratch_.end());
-    scratch_.erase(std::unique(scratch_.begin(), scratch_.end()), scratch_.end());
-    Release(pair);
-    retired_.clear();
-    return scratch_;
+  auto extra = extra_.find(key);
+  if (extra == extra_.end()) {
+    Release(pair);  // the block outlives this call: retired blocks are freed at the next one
+    return words;
   }
+  scratch_ = std::move(extra->second);
+  extra_.erase(extra);
+  scratch_.insert(scratch_.end(), words.begin(), words.end());
+  std::sort(scratch_.begin(), scratch_.end());
+  scratch_.erase(std::unique(scratch_.begin(), scratch_.end()), scratch_.end());
   Release(pair);
-  return words;
+  return scratch_;
 }
 
 }  // namespace tokenmill
