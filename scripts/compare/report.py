@@ -112,8 +112,9 @@ class Summary:
             self.cpu = statistics.median(float(r["cpu_s"]) for r in ok)
             self.rss_mb = statistics.median(int(r["rss_kb"]) for r in ok) / 1024
             self.vocab = ok[-1]["vocab"]
-        # Peak RSS reached before a time limit is still a lower bound worth showing.
+        # CPU time and peak RSS reached before a time limit are lower bounds worth showing.
         self.rss_any_mb = max(int(r["rss_kb"] or 0) for r in rows) / 1024
+        self.cpu_any = max(float(r["cpu_s"] or 0) for r in rows)
 
     @property
     def finished(self):
@@ -152,11 +153,14 @@ def train_report(runs_paths, outdir):
             name = f"{corpus} ({mb:.1f} MB)" if mb < 10 else f"{corpus} ({mb:.0f} MB)"
             if not s.finished:
                 rss = f"≥ {s.rss_any_mb:.0f}" if s.timeouts else "–"
-                ratio = "–"
+                cpu = f"≥ {fmt(s.cpu_any)}" if s.timeouts else "–"
+                ratio = cpu_ratio = rss_ratio = "–"
                 if s.timeouts and base is not None and base.finished:
                     ratio = f"> {s.limit / base.wall:.0f}×"
-                out.append(f"| {name} | {TOOL_LABELS[tool]} | {s.runs} | {s.status_note()} | – | – "
-                           f"| {rss} | – | {ratio} | – | – |")
+                    cpu_ratio = f"> {s.cpu_any / base.cpu:.0f}×"
+                    rss_ratio = f"> {s.rss_any_mb / base.rss_mb:.1f}×" if s.rss_any_mb > base.rss_mb else "–"
+                out.append(f"| {name} | {TOOL_LABELS[tool]} | {s.runs} | {s.status_note()} | {cpu} | – "
+                           f"| {rss} | – | {ratio} | {cpu_ratio} | {rss_ratio} |")
                 continue
             wall_ratio = cpu_ratio = rss_ratio = "1" if tool == "tokenmill" else "–"
             if tool != "tokenmill" and base is not None and base.finished:
