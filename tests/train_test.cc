@@ -312,6 +312,14 @@ TEST(TrainBpe, SameOutputWithOneTwoAndEightThreads) {
       EXPECT_EQ(results[i].merge_counts, results[0].merge_counts);
     }
     EXPECT_EQ(results[0].model.VocabSize(), 1500u);
+    // Handing the counts over (they are freed early) gives the same model.
+    TrainerOptions options;
+    options.hf_compat = hf;
+    options.vocab_size = 1500;
+    WordCounts copy = counts;
+    absl::StatusOr<TrainResult> moved = TrainBpe(std::move(copy), options);
+    ASSERT_TRUE(moved.ok()) << moved.status();
+    EXPECT_EQ(moved->model, results[0].model);
   }
 }
 

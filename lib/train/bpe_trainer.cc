@@ -24,6 +24,7 @@
 #include <limits>
 #include <optional>
 
+#include "absl/container/flat_hash_set.h"
 #include "common/byte_level.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
@@ -61,13 +62,47 @@ class Stopwatch {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
+// The non-special tokens by bytes: a set of ids hashed and compared through the token strings,
+// 4 bytes a token instead of a second copy of every string.
+class TokenIndex {
+ public:
+  explicit TokenIndex(const std::vector<std::string>& tokens)
+      : set_(0, Hash{&tokens}, Eq{&tokens}) {}
+  void Add(TokenId id) { set_.insert(id); }
+  std::optional<TokenId> Find(std::string_view bytes) const {
+    auto it = set_.find(bytes);
+    return it == set_.end() ? std::nullopt : std::optional<TokenId>(*it);
+  }
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    const std::vector<std::string>* tokens;
+    size_t operator()(std::string_view s) const { return StringHash{}(s); }
+    size_t operator()(TokenId id) const { return StringHash{}((*tokens)[id]); }
+  };
+  struct Eq {
+    using is_transparent = void;
+    const std::vector<std::string>* tokens;
+    std::string_view View(std::string_view s) const { return s; }
+    std::string_view View(TokenId id) const { return (*tokens)[id]; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const { return View(a) == View(b); }
+  };
+  absl::flat_hash_set<TokenId, Hash, Eq> set_;
+};
+
 class Trainer {
  public:
-  Trainer(const WordCounts& counts, const TrainerOptions& options, const TrainControl& control)
+  // With `owned`, the counts are the trainer's and are freed once the words are built.
+  Trainer(const WordCounts& counts, WordCounts* owned, const TrainerOptions& options,
+          const TrainControl& control)
       : counts_(counts),
+        owned_(owned),
         options_(options),
         control_(control),
         arena_(options.threads > 0 ? options.threads : tbb::task_arena::automatic),
+        token_index_(result_.model.tokens),
         queue_(result_.model.tokens, options.hf_compat) {}
 
   absl::StatusOr<TrainResult> Run();
@@ -100,6 +135,7 @@ class Trainer {
   std::string VocabShortfall() const;
 
   const WordCounts& counts_;
+  WordCounts* owned_;
   const TrainerOptions& options_;
   const TrainControl& control_;
   tbb::task_arena arena_;
@@ -107,7 +143,7 @@ class Trainer {
   TokenId byte_id_[256] = {};
   TokenId first_alphabet_id_ = 0;
   size_t alphabet_size_ = 0;
-  StringMap<TokenId> token_index_;  // non-special tokens by bytes
+  TokenIndex token_index_;
   WordStore words_;
   PairTable pairs_;
   MergeQueue queue_;
@@ -154,7 +190,7 @@ absl::Status Trainer::BuildAlphabet(
   for (int b : alphabet) {
     byte_id_[b] = static_cast<TokenId>(model.tokens.size());
     model.tokens.emplace_back(1, static_cast<char>(b));
-    token_index_.emplace(model.tokens.back(), byte_id_[b]);
+    token_index_.Add(byte_id_[b]);
   }
   if (model.tokens.size() > TargetTokens()) {
     return absl::InvalidArgumentError(
@@ -277,17 +313,18 @@ void Trainer::CountInitialPairs() {
 TokenId Trainer::TokenFor(TokenId left, TokenId right) {
   BpeModel& model = result_.model;
   std::string merged = model.tokens[left] + model.tokens[right];
-  auto [it, inserted] = token_index_.try_emplace(merged, static_cast<TokenId>(model.tokens.size()));
-  if (inserted) model.tokens.push_back(std::move(merged));
-  return it->second;
+  if (std::optional<TokenId> id = token_index_.Find(merged)) return *id;
+  const TokenId id = static_cast<TokenId>(model.tokens.size());
+  model.tokens.push_back(std::move(merged));
+  token_index_.Add(id);
+  return id;
 }
 
 absl::StatusOr<PairKey> Trainer::ResumePair(size_t i) const {
   const auto& [left, right] = control_.resume_merges[i];
-  auto l = token_index_.find(left);
-  auto r = token_index_.find(right);
-  const bool known = l != token_index_.end() && r != token_index_.end();
-  const PairKey key = known ? MakePairKey(l->second, r->second) : 0;
+  std::optional<TokenId> l = token_index_.Find(left), r = token_index_.Find(right);
+  const bool known = l.has_value() && r.has_value();
+  const PairKey key = known ? MakePairKey(*l, *r) : 0;
   if (!known || pairs_.count(key) == 0) {
     return absl::FailedPreconditionError(StrCat(
         "cannot resume: merge ", i + 1, " of the checkpoint ('", BytesToByteLevel(left),
@@ -295,7 +332,7 @@ absl::StatusOr<PairKey> Trainer::ResumePair(size_t i) const {
         "') does not occur in these word counts; the checkpoint belongs to another corpus or "
         "other options"));
   }
-  if (!Mergeable(l->second, r->second)) {
+  if (!Mergeable(*l, *r)) {
     return absl::FailedPreconditionError(StrCat(
         "cannot resume: merge ", i + 1, " of the checkpoint forms a token longer than "
         "--max-token-length ", options_.max_token_length));
@@ -466,6 +503,7 @@ absl::StatusOr<TrainResult> Trainer::Run() {
     TM_RETURN_IF_ERROR(BuildAlphabet(sorted));
     TM_RETURN_IF_ERROR(BuildWords(sorted));
   }
+  if (owned_ != nullptr) *owned_ = WordCounts();  // the words live on in words_
   lap("words");
   CountInitialPairs();
   lap("initial pairs");
@@ -477,16 +515,31 @@ absl::StatusOr<TrainResult> Trainer::Run() {
 
 }  // namespace
 
-absl::StatusOr<TrainResult> TrainBpe(const WordCounts& counts, const TrainerOptions& options,
-                                     const TrainControl& control) {
+namespace {
+
+absl::StatusOr<TrainResult> Train(const WordCounts& counts, WordCounts* owned,
+                                  const TrainerOptions& options, const TrainControl& control) {
   // --threads above the core count is honoured (oversubscribed), not capped with a warning.
   std::optional<tbb::global_control> parallelism;
   if (options.threads > 0) {
     parallelism.emplace(tbb::global_control::max_allowed_parallelism,
                         static_cast<size_t>(options.threads));
   }
-  Trainer trainer(counts, options, control);
+  Trainer trainer(counts, owned, options, control);
   return trainer.Run();
+}
+
+}  // namespace
+
+absl::StatusOr<TrainResult> TrainBpe(const WordCounts& counts, const TrainerOptions& options,
+                                     const TrainControl& control) {
+  return Train(counts, nullptr, options, control);
+}
+
+absl::StatusOr<TrainResult> TrainBpe(WordCounts&& counts, const TrainerOptions& options,
+                                     const TrainControl& control) {
+  WordCounts owned = std::move(counts);
+  return Train(owned, &owned, options, control);
 }
 
 }  // namespace tokenmill

@@ -80,5 +80,9 @@ struct TrainControl {
 // The result is the same whatever options.threads is.
 absl::StatusOr<TrainResult> TrainBpe(const WordCounts& counts, const TrainerOptions& options,
                                      const TrainControl& control = {});
+// The same, taking the counts over: they are freed as soon as the trainer holds its own copy
+// of the words (before the initial pair counts), which lowers peak memory.
+absl::StatusOr<TrainResult> TrainBpe(WordCounts&& counts, const TrainerOptions& options,
+                                     const TrainControl& control = {});
 
 }  // namespace tokenmill
