@@ -2,8 +2,9 @@
 # log scales (the tools differ by orders of magnitude). Called by report.py with
 #   gnuplot -e "datafile='chart.dat'; outfile='compare.png'; ntools=3" chart.gp
 # chart.dat: a header line (label, tool names), then per corpus: "label" walls... rsses...
-# ("?" where a tool did not finish).
-set terminal pngcairo size 1400,600 font "DejaVu Sans,11" noenhanced
+# limit_walls... limit_rsses... (one column per tool in each group; "?" where absent). A run that
+# hit the time limit is drawn hatched at the limit and at the peak RSS it had reached: lower bounds.
+set terminal pngcairo size 1800,650 font "DejaVu Sans,11" noenhanced
 set output outfile
 set datafile missing "?"
 set key autotitle columnhead
@@ -25,12 +26,23 @@ set title "wall time (s, log scale)"
 set yrange [*:*]
 # Bar j (0-based) of cluster k is centred at k + (j - (n-1)/2) / (n+1) with "gap 1".
 xpos(j) = column(0) + (j - (ntools - 1) / 2.0) / (ntools + 1)
-set offsets 0, 0, graph 0.08, 0
+set offsets 0, 0, graph 0.15, 0
+bar = 0.9 / (ntools + 1)
 plot for [i=2:ntools+1] datafile using i:xtic(1) title columnheader(i), \
      for [i=2:ntools+1] datafile using (xpos(i-2)):(column(i)):(sprintf("%.3g s", column(i))) \
-       with labels offset 0,0.7 font ",9" notitle
+       with labels rotate by 90 left offset 0,0.4 font ",9" notitle, \
+     for [i=2:ntools+1] datafile using (xpos(i-2)):(column(i+2*ntools)):(bar) \
+       with boxes fill pattern 4 border lt (i-1) lt (i-1) notitle, \
+     for [i=2:ntools+1] datafile using (xpos(i-2)):(column(i+2*ntools)):(sprintf("> %.0f s", column(i+2*ntools))) \
+       with labels rotate by 90 left offset 0,0.4 font ",9" notitle, \
+     NaN with boxes fill pattern 4 lc rgb "black" title "hatched: stopped at the time limit (lower bound)"
 set title "peak RSS (MB, log scale)"
 plot for [i=2:ntools+1] datafile using (column(i+ntools)):xtic(1) title columnheader(i), \
      for [i=2:ntools+1] datafile using (xpos(i-2)):(column(i+ntools)):(sprintf("%.0f MB", column(i+ntools))) \
-       with labels offset 0,0.7 font ",9" notitle
+       with labels rotate by 90 left offset 0,0.4 font ",9" notitle, \
+     for [i=2:ntools+1] datafile using (xpos(i-2)):(column(i+3*ntools)):(bar) \
+       with boxes fill pattern 4 border lt (i-1) lt (i-1) notitle, \
+     for [i=2:ntools+1] datafile using (xpos(i-2)):(column(i+3*ntools)):(sprintf("≥ %.0f MB", column(i+3*ntools))) \
+       with labels rotate by 90 left offset 0,0.4 font ",9" notitle, \
+     NaN with boxes fill pattern 4 lc rgb "black" title "hatched: peak RSS when stopped (lower bound)"
 unset multiplot

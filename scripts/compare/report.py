@@ -198,22 +198,23 @@ def write_chart(corpora, tools, summaries, outdir):
     with open(data, "w", encoding="utf-8") as f:
         f.write("label " + " ".join(f'"{TOOL_LABELS[t]}"' for t in tools) + "\n")
         for corpus in corpora:
-            walls, rsses, notes = [], [], []
+            # Finished: medians. Hit the time limit: the limit and the peak RSS reached, drawn
+            # hatched as lower bounds. Failed: nothing ("?"), named under the corpus.
+            walls, rsses, dnf_walls, dnf_rsses, notes = [], [], [], [], []
             for tool in tools:
                 s = summaries.get((corpus, tool))
-                if s is not None and s.finished:
-                    walls.append(f"{s.wall:.3f}")
-                    rsses.append(f"{s.rss_mb:.1f}")
-                else:
-                    walls.append("?")
-                    rsses.append("?")
-                    if s is not None:
-                        short = "DNF" if s.timeouts else "failed"
-                        limit = f" in {s.limit:.0f} s" if s.timeouts else ""
-                        notes.append(f"{SHORT_LABELS[tool]}: {short}{limit}")
+                finished = s is not None and s.finished
+                timed_out = s is not None and s.timeouts > 0
+                walls.append(f"{s.wall:.3f}" if finished else "?")
+                rsses.append(f"{s.rss_mb:.1f}" if finished else "?")
+                dnf_walls.append(f"{s.limit:.0f}" if timed_out else "?")
+                dnf_rsses.append(f"{s.rss_any_mb:.1f}" if timed_out and s.rss_any_mb > 0 else "?")
+                if s is not None and not finished and not timed_out:
+                    notes.append(f"{SHORT_LABELS[tool]}: failed")
             mb = next(s.bytes for (c, _), s in summaries.items() if c == corpus) / 1e6
-            label = f"{corpus}\\n{mb:.1f} MB" if mb < 10 else f"{corpus}\\n{mb:.0f} MB" + "".join(f"\\n{n}" for n in notes)
-            f.write(f'"{label}" ' + " ".join(walls) + " " + " ".join(rsses) + "\n")
+            label = f"{corpus}\\n{mb:.1f} MB" if mb < 10 else f"{corpus}\\n{mb:.0f} MB"
+            label += "".join(f"\\n{n}" for n in notes)
+            f.write(f'"{label}" ' + " ".join(walls + rsses + dnf_walls + dnf_rsses) + "\n")
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "chart.gp")
     png = os.path.join(outdir, "compare.png")
     # A tool that finished on no corpus leaves an empty column; gnuplot warns about it.
