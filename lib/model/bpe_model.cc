@@ -53,7 +53,10 @@ absl::Status BpeModel::Validate() const {
       return absl::InvalidArgumentError(
           absl::StrFormat("merge %d refers to an id that is not a regular token", rank));
     }
-    if (tokens[m.result] != tokens[m.left] + tokens[m.right]) {
+    const std::string& left = tokens[m.left];
+    std::string_view result = tokens[m.result];
+    if (result.size() != left.size() + tokens[m.right].size() || !result.starts_with(left) ||
+        !result.ends_with(tokens[m.right])) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "merge %d: token %d is not the concatenation of tokens %d and %d", rank, m.result,
           m.left, m.right));

@@ -173,10 +173,18 @@ absl::StatusOr<BpeModel> FromHfJson(std::string_view json, std::string_view sour
 
   simdjson::dom::object vocab;
   if (model_json["vocab"].get(vocab)) return FieldError(source, "model.vocab", "is missing or not an object");
+  // Ids may leave gaps, but not so large that a tiny file makes us allocate gigabytes.
+  size_t entries = added.size();
+  for ([[maybe_unused]] auto field : vocab) ++entries;
+  const uint64_t id_limit = 2 * uint64_t{entries} + 1024;
   for (auto [key, value] : vocab) {
     uint64_t id;
     if (value.get(id) || id > UINT32_MAX) {
       return FieldError(source, StrCat("model.vocab[\"", key, "\"]"), "is not a token id");
+    }
+    if (id >= id_limit) {
+      return FieldError(source, StrCat("model.vocab[\"", key, "\"]"),
+                        StrCat("has id ", id, ", far beyond the ", entries, " tokens the file defines"));
     }
     if (id >= model.tokens.size()) model.tokens.resize(id + 1);
     if (!model.tokens[id].empty()) {
@@ -194,6 +202,10 @@ absl::StatusOr<BpeModel> FromHfJson(std::string_view json, std::string_view sour
     model.tokens[id] = *std::move(bytes);
   }
   for (const auto& [id, content] : added) {
+    if (id >= id_limit) {
+      return FieldError(source, "added_tokens[].id",
+                        StrCat("has id ", id, ", far beyond the ", entries, " tokens the file defines"));
+    }
     if (id >= model.tokens.size()) model.tokens.resize(id + 1);
     model.tokens[id] = content;
   }

@@ -23,43 +23,11 @@ void PairTable::Build(const std::vector<std::pair<uint64_t, PairMerge>>& entries
 }
 
 void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector<bool>& skip) {
-  arena_.clear();
-  offset_.assign(tokens.size() + 1, 0);
-  size_t count = 0;
-  for (size_t id = 0; id < tokens.size(); ++id) {
-    offset_[id] = static_cast<uint32_t>(arena_.size());
-    if (skip[id] || tokens[id].empty()) continue;
-    arena_ += tokens[id];
-    ++count;
-  }
-  offset_[tokens.size()] = static_cast<uint32_t>(arena_.size());
-  size_t size = TableSize(count);
-  slots_.assign(size, Slot{});
-  mask_ = size - 1;
+  index_.clear();
+  index_.reserve(tokens.size());
   for (size_t id = 0; id < tokens.size(); ++id) {
     if (skip[id] || tokens[id].empty()) continue;
-    uint64_t hash = HashBytes(tokens[id]);
-    size_t slot = hash & mask_;
-    while (slots_[slot].id != kMissing) slot = (slot + 1) & mask_;
-    slots_[slot] = {static_cast<uint32_t>(hash >> 32), static_cast<TokenId>(id)};
-  }
-}
-
-TokenId TokenTable::Find(std::string_view bytes) const {
-  uint64_t hash = HashBytes(bytes);
-  uint32_t tag = static_cast<uint32_t>(hash >> 32);
-  size_t slot = hash & mask_;
-  while (true) {
-    const Slot& s = slots_[slot];
-    if (s.id == kMissing) return kMissing;
-    if (s.tag == tag) {
-      uint32_t begin = offset_[s.id];
-      uint32_t size = offset_[s.id + 1] - begin;
-      if (size == bytes.size() && std::memcmp(arena_.data() + begin, bytes.data(), size) == 0) {
-        return s.id;
-      }
-    }
-    slot = (slot + 1) & mask_;
+    index_.emplace(tokens[id], static_cast<TokenId>(id));
   }
 }
 

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "model/bpe_model.h"
 #include "model/byte_hash.h"
 
@@ -56,20 +57,20 @@ class TokenTable {
  public:
   static constexpr TokenId kMissing = UINT32_MAX;
 
-  // `tokens[id]` as in BpeModel; ids in `skip` (specials) and gaps are left out.
+  // `tokens[id]` as in BpeModel; ids in `skip` (specials) and gaps are left out. The table
+  // keeps views into `tokens`, which must outlive it unchanged.
   void Build(const std::vector<std::string>& tokens, const std::vector<bool>& skip);
 
-  TokenId Find(std::string_view bytes) const;
+  TokenId Find(std::string_view bytes) const {
+    auto it = index_.find(bytes);
+    return it == index_.end() ? kMissing : it->second;
+  }
 
  private:
-  struct Slot {
-    uint32_t tag = 0;  // high half of the hash
-    TokenId id = kMissing;
+  struct Hash {
+    size_t operator()(std::string_view s) const { return HashBytes(s); }
   };
-  std::vector<Slot> slots_{Slot{}};
-  size_t mask_ = 0;
-  std::string arena_;              // all token bytes, back to back
-  std::vector<uint32_t> offset_;   // id -> start in arena_; size = ids + 1
+  absl::flat_hash_map<std::string_view, TokenId, Hash> index_;
 };
 
 }  // namespace tokenmill

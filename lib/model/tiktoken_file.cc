@@ -106,7 +106,7 @@ absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view r
   }
 
   std::vector<uint32_t> line_of_rank;  // 0 = no line yet
-  StringMap<size_t> line_of_bytes;
+  model.tokens.reserve(static_cast<size_t>(std::count(ranks.begin(), ranks.end(), '\n')) + 1);
   size_t line_number = 0;
   size_t pos = 0;
   while (pos < ranks.size()) {
@@ -140,12 +140,6 @@ absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view r
                        StrCat("rank ", rank, " is the id of special token '", it->second->content,
                               "' in ", sidecar_source));
     }
-    auto [seen, inserted] = line_of_bytes.emplace(*bytes, line_number);
-    if (!inserted) {
-      return LineError(ranks_source, line_number,
-                       StrCat("token '", Escaped(*bytes), "' is already given on line ",
-                              seen->second));
-    }
     line_of_rank[rank] = static_cast<uint32_t>(line_number);
     if (rank >= model.tokens.size()) model.tokens.resize(size_t{rank} + 1);
     model.tokens[rank] = *std::move(bytes);
@@ -159,6 +153,23 @@ absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view r
     return LineError(ranks_source, line_of_rank[next],
                      StrCat("rank ", next, " leaves a gap: no line has rank ", rank,
                             " (ranks run 0, 1, 2, ... except where a special token sits)"));
+  }
+  // Duplicate tokens, reported at the later of the two lines.
+  absl::flat_hash_map<std::string_view, uint32_t, StringHash, StringEq> line_of_bytes;
+  line_of_bytes.reserve(model.tokens.size());
+  std::vector<TokenId> ranks_by_line;
+  for (TokenId rank = 0; rank < line_of_rank.size(); ++rank) {
+    if (line_of_rank[rank] != 0) ranks_by_line.push_back(rank);
+  }
+  std::sort(ranks_by_line.begin(), ranks_by_line.end(),
+            [&](TokenId a, TokenId b) { return line_of_rank[a] < line_of_rank[b]; });
+  for (TokenId rank : ranks_by_line) {
+    auto [seen, inserted] = line_of_bytes.emplace(model.tokens[rank], line_of_rank[rank]);
+    if (!inserted) {
+      return LineError(ranks_source, line_of_rank[rank],
+                       StrCat("token '", Escaped(model.tokens[rank]),
+                              "' is already given on line ", seen->second));
+    }
   }
   if (sidecar.has_n_ranks && sidecar.n_ranks != line_of_bytes.size()) {
     return FieldError(sidecar_source, "n_ranks",

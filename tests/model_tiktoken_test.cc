@@ -1,0 +1,187 @@
+// The .tiktoken reader and writer: OpenAI's files load, what is written reads back, and every
+// malformed input is an error that names the file and the line or field.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "common/file_util.h"
+#include "common/strings.h"
+#include "model/base64.h"
+#include "model/encoder.h"
+#include "model/model_file.h"
+#include "model/rank_merges.h"
+#include "model/tiktoken_file.h"
+#include "reference/cli_runner.h"
+
+namespace tokenmill {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kVocabDir = std::string(TOKENMILL_SHARED_DIR) + "/vocab/";
+
+TEST(Base64, RoundTripsEveryLengthAndRejectsBadText) {
+  std::string bytes;
+  for (int i = 0; i < 40; ++i) {
+    std::string encoded;
+    AppendBase64(bytes, encoded);
+    EXPECT_EQ(encoded.size() % 4, 0u);
+    EXPECT_EQ(DecodeBase64(encoded), bytes);
+    bytes.push_back(static_cast<char>(i * 37 + 200));
+  }
+  std::string hello;
+  AppendBase64("hello", hello);
+  EXPECT_EQ(hello, "aGVsbG8=");  // RFC 4648 alphabet, as `base64` prints it
+  for (const char* bad : {"a", "aGVsbG8", "aGV*bG8=", "a=Vs", "aG==bG8=", "aGVsbG==="}) {
+    EXPECT_FALSE(DecodeBase64(bad).has_value()) << bad;
+  }
+}
+
+// A byte-complete ranks file: the 256 bytes in byte order at ranks 0..255, then `extra`.
+std::string ByteRanks(const std::vector<std::string>& extra = {}) {
+  std::string text;
+  TokenId rank = 0;
+  auto add = [&](std::string_view bytes) {
+    AppendBase64(bytes, text);
+    StrAppend(&text, " ", rank++, "\n");
+  };
+  for (int b = 0; b < 256; ++b) add(std::string(1, static_cast<char>(b)));
+  for (const std::string& e : extra) add(e);
+  return text;
+}
+
+constexpr std::string_view kSidecar =
+    R"({"name": "t", "pattern": "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+", "special_tokens": {"<|end|>": 260}})";
+
+TEST(FromTiktoken, ReadsRanksSpecialsAndPatternAndDerivesMerges) {
+  auto model = FromTiktoken(ByteRanks({"ab", "abc", "bc"}), "t.tiktoken", kSidecar, "t.json");
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->tokens.size(), 261u);
+  EXPECT_EQ(model->tokens[256], "ab");
+  EXPECT_EQ(model->tokens[259], "");  // the gap between ranks and the special
+  EXPECT_EQ(model->tokens[260], "<|end|>");
+  EXPECT_EQ(model->pretokenizer.preset, "gpt2");
+  EXPECT_EQ(model->priority, MergePriority::kTokenRank);
+  EXPECT_TRUE(model->ignore_merges);
+  // Every split of every token into two tokens, in rank order.
+  std::vector<Merge> expected = {{'a', 'b', 256}, {'a', 258, 257}, {256, 'c', 257}, {'b', 'c', 258}};
+  EXPECT_EQ(model->merges, expected);
+}
+
+struct BadRanks {
+  std::string ranks;
+  std::string message;
+};
+
+TEST(FromTiktoken, MalformedRanksNameTheLine) {
+  std::string good = ByteRanks();
+  std::vector<BadRanks> cases = {
+      {good + "YW*= 256\n", "t.tiktoken:257: bad base64 'YW*='"},
+      {good + "YWI= 255\n", "t.tiktoken:257: rank 255 is already given on line 256"},
+      {good + "YWI= 257\n", "t.tiktoken:257: rank 257 leaves a gap: no line has rank 256"},
+      {good + "YQ== 256\n", "t.tiktoken:257: token 'a' is already given on line 98"},
+      {good + "YWI=256\n", "t.tiktoken:257: expected '<base64 token> <rank>'"},
+      {good + "YWI= -3\n", "t.tiktoken:257: '-3' is not a rank"},
+      {good + "YWI= 260\n", "t.tiktoken:257: rank 260 is the id of special token '<|end|>'"},
+      {good + " 256\n", "t.tiktoken:257: the token is empty"},
+      {good.substr(good.find('\n') + 1), "t.tiktoken:1: rank 1 leaves a gap: no line has rank 0"},
+      {"", "t.tiktoken: no ranks"},
+  };
+  for (const BadRanks& c : cases) {
+    auto model = FromTiktoken(c.ranks, "t.tiktoken", kSidecar, "t.json");
+    ASSERT_FALSE(model.ok()) << c.message;
+    EXPECT_THAT(std::string(model.status().message()), HasSubstr(c.message));
+  }
+}
+
+TEST(FromTiktoken, AMissingByteIsAnError) {
+  std::string ranks;
+  for (int b = 0; b < 255; ++b) {
+    AppendBase64(std::string(1, static_cast<char>(b)), ranks);
+    StrAppend(&ranks, " ", b, "\n");
+  }
+  auto model = FromTiktoken(ranks, "t.tiktoken", kSidecar, "t.json");
+  ASSERT_FALSE(model.ok());
+  EXPECT_THAT(std::string(model.status().message()), HasSubstr("no rank for the single byte \\xff"));
+}
+
+TEST(FromTiktoken, MalformedSidecarNamesTheField) {
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"special_tokens": {}})", "t.json: field 'pattern' is missing"},
+      {R"({"pattern": 7})", "t.json: field 'pattern' is not a string"},
+      {R"({"pattern": "\\s+", "special_tokens": []})", "t.json: field 'special_tokens' is not an object"},
+      {R"({"pattern": "\\s+", "special_tokens": {"<x>": "a"}})", "field 'special_tokens[\"<x>\"]' is not a token id"},
+      {R"({"pattern": "\\s+", "n_ranks": 3})", "field 'n_ranks' is 3 but t.tiktoken has 256 ranks"},
+      {R"({"pattern": "\\s+", "special_tokens": {"<x>": 300, "<y>": 300}})", "reuses id 300"},
+      {R"({"pattern": )", "t.json: not valid JSON"},
+  };
+  for (const auto& [sidecar, message] : cases) {
+    auto model = FromTiktoken(ByteRanks(), "t.tiktoken", sidecar, "t.json");
+    ASSERT_FALSE(model.ok()) << message;
+    EXPECT_THAT(std::string(model.status().message()), HasSubstr(message));
+  }
+}
+
+TEST(OpenAiVocabularies, LoadWithTheirIdsGapsAndPatterns) {
+  struct Expected {
+    std::string name, preset;
+    size_t ranks;
+    std::vector<SpecialToken> specials;
+  };
+  for (const Expected& e : std::vector<Expected>{
+           {"gpt2", "gpt2", 50256, {{"<|endoftext|>", 50256}}},
+           {"cl100k_base", "cl100k", 100256,
+            {{"<|endoftext|>", 100257}, {"<|fim_prefix|>", 100258}, {"<|fim_middle|>", 100259},
+             {"<|fim_suffix|>", 100260}, {"<|endofprompt|>", 100276}}},
+           {"o200k_base", "o200k", 199998, {{"<|endoftext|>", 199999}, {"<|endofprompt|>", 200018}}},
+       }) {
+    auto model = LoadModel(kVocabDir + e.name + ".tiktoken");
+    ASSERT_TRUE(model.ok()) << model.status();
+    EXPECT_EQ(model->pretokenizer.preset, e.preset) << e.name;
+    EXPECT_EQ(model->VocabSize(), e.ranks + e.specials.size()) << e.name;
+    EXPECT_EQ(model->specials, e.specials) << e.name;
+    // The first ranks follow GPT-2's printable-first byte order, not byte order.
+    EXPECT_EQ(model->tokens[0], "!") << e.name;
+    // Loading through the sidecar gives the same model.
+    auto via_sidecar = LoadModel(kVocabDir + e.name + ".json");
+    ASSERT_TRUE(via_sidecar.ok()) << via_sidecar.status();
+    EXPECT_TRUE(*via_sidecar == *model) << e.name;
+  }
+}
+
+TEST(OpenAiVocabularies, WriteThenReadGivesTheSameModel) {
+  auto model = LoadModel(kVocabDir + "cl100k_base.tiktoken");
+  ASSERT_TRUE(model.ok()) << model.status();
+  testing::TempDir dir;
+  std::string path = dir.File("copy.tiktoken");
+  ASSERT_TRUE(SaveModel(*model, path).ok());
+  auto again = LoadModel(path);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(*again == *model);
+  EXPECT_EQ(*ReadFile(path), *ReadFile(kVocabDir + "cl100k_base.tiktoken"));  // byte-identical
+}
+
+TEST(ToTiktoken, RefusesARankGapNoSpecialFills) {
+  BpeModel model = ByteBaseModel();
+  model.tokens.push_back("");
+  model.tokens.push_back("ab");
+  model.merges.push_back({'a', 'b', 257});
+  auto text = ToTiktoken(model, "x");
+  ASSERT_FALSE(text.ok());
+  EXPECT_THAT(std::string(text.status().message()), HasSubstr("id 256 is unused"));
+}
+
+TEST(ModelFile, MissingSidecarAndUnknownJsonAreClearErrors) {
+  testing::TempDir dir;
+  std::string ranks = dir.Write("lonely.tiktoken", ByteRanks());
+  auto model = LoadModel(ranks);
+  ASSERT_FALSE(model.ok());
+  EXPECT_THAT(std::string(model.status().message()), HasSubstr("needs its JSON sidecar " + dir.File("lonely.json")));
+  std::string other = dir.Write("other.json", R"({"hello": 1})");
+  model = LoadModel(other);
+  ASSERT_FALSE(model.ok());
+  EXPECT_THAT(std::string(model.status().message()), HasSubstr("other.json: field 'model' is missing"));
+  EXPECT_FALSE(OutputFormatOf(dir.File("x.txt")).ok());
+}
+
+}  // namespace
+}  // namespace tokenmill
