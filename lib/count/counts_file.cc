@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_decompressBound
 #include <zstd.h>
 
 #include <algorithm>
@@ -229,6 +230,14 @@ absl::StatusOr<CountsFileHeader> ReadCountsFileHeader(const std::string& path) {
   for (int i = 0; i < 4; ++i) {
     header_size |= static_cast<uint32_t>(static_cast<unsigned char>(prefix[12 + i])) << (8 * i);
   }
+  // A corrupt size must not make us allocate up to 4 GiB: the header lies inside the file.
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || kPrefixBytes + uint64_t{header_size} > static_cast<uint64_t>(st.st_size)) {
+    ::close(fd);
+    size_t ignored;
+    absl::StatusOr<CountsFileHeader> h = DecodeHeader(path, prefix, &ignored);
+    return h.ok() ? Corrupt(path, "truncated header") : h.status();
+  }
   prefix.resize(kPrefixBytes + header_size);
   n = ::pread(fd, prefix.data() + kPrefixBytes, header_size, kPrefixBytes);
   ::close(fd);
@@ -253,6 +262,13 @@ absl::StatusOr<CountsFileHeader> ReadCountsFile(const std::string& path, WordCou
   uint64_t compressed_size = r.U64();
   std::string_view compressed = r.Bytes(compressed_size);
   if (!r.ok() || !r.done()) return Corrupt(path, "body size does not match the file size");
+  // The sizes are checked against what the zstd frame can hold before any allocation, so a
+  // corrupt size cannot make us allocate more than the frame would decompress to.
+  unsigned long long bound = ZSTD_decompressBound(compressed.data(), compressed.size());
+  if (bound == ZSTD_CONTENTSIZE_ERROR || raw_size > bound ||
+      ZSTD_getFrameContentSize(compressed.data(), compressed.size()) != raw_size) {
+    return Corrupt(path, "the body's size does not match its zstd frame");
+  }
   std::string body(raw_size, '\0');
   size_t n = ZSTD_decompress(body.data(), body.size(), compressed.data(), compressed.size());
   if (ZSTD_isError(n) || n != raw_size) {
