@@ -1,0 +1,142 @@
+// Fuzzes checkpoint parsing (ParseCheckpoint). Input: one mode byte, then:
+//  mode 0: the file's bytes as they are;
+//  mode 1: the file's bytes with both CRC-32s recomputed (header CRC after the header whose
+//          size is at offset 12; body CRC in the last 4 bytes), so mutations reach the header
+//          fields, the frame sizes and the zstd frames;
+//  mode 2: the description of a checkpoint (settings, files, words, merges) that is
+//          serialized (CheckpointWriter), then optionally one byte is flipped, and parsed.
+// Properties: an error naming the source or a checkpoint, never a crash; an unflipped
+// serialization parses back to the same checkpoint; DescribeCheckpoint works on any result.
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "checkpoint/checkpoint.h"
+#include "fuzz_util.h"
+
+namespace tokenmill {
+namespace {
+
+void FixCrcs(std::string& bytes) {
+  if (bytes.size() < 16) return;
+  uint64_t header_end = 16 + uint64_t{fuzz::GetU32(bytes, 12)};
+  if (header_end + 4 > bytes.size()) return;
+  fuzz::PutU32(bytes, header_end, fuzz::Crc32(std::string_view(bytes).substr(0, header_end)));
+  size_t body_start = header_end + 4;
+  if (bytes.size() < body_start + 4) return;
+  fuzz::PutU32(bytes, bytes.size() - 4,
+               fuzz::Crc32(std::string_view(bytes).substr(body_start, bytes.size() - 4 - body_start)));
+}
+
+void CheckParse(std::string_view bytes) {
+  absl::StatusOr<Checkpoint> parsed = ParseCheckpoint(bytes, "fuzz.ckpt");
+  if (!parsed.ok()) {
+    if (parsed.status().message().find("fuzz.ckpt") == std::string_view::npos) {
+      fuzz::Fail("the error does not name the source:", parsed.status().message());
+    }
+    return;
+  }
+  DescribeCheckpoint(*parsed);
+}
+
+void RoundTrip(FuzzedDataProvider& in) {
+  Checkpoint c;
+  for (int i = in.ConsumeIntegralInRange(0, 4); i > 0; --i) {
+    c.settings.emplace_back(in.ConsumeRandomLengthString(16), in.ConsumeRandomLengthString(16));
+  }
+  for (int i = in.ConsumeIntegralInRange(0, 3); i > 0; --i) {
+    c.corpus_files.push_back({in.ConsumeRandomLengthString(32), in.ConsumeIntegral<uint64_t>(),
+                              in.ConsumeIntegral<int64_t>()});
+  }
+  c.documents = in.ConsumeIntegral<uint64_t>();
+  c.corpus_bytes = in.ConsumeIntegral<uint64_t>();
+  for (int i = in.ConsumeIntegralInRange(0, 20); i > 0; --i) {
+    std::string word = in.ConsumeRandomLengthString(12);
+    if (!word.empty()) c.words.Add(word, in.ConsumeIntegralInRange<uint64_t>(1, 1u << 20));
+  }
+  for (int i = in.ConsumeIntegralInRange(0, 20); i > 0; --i) {
+    std::string left = in.ConsumeRandomLengthString(8), right = in.ConsumeRandomLengthString(8);
+    if (!left.empty() && !right.empty()) c.merges.emplace_back(left, right);
+  }
+  c.finished = in.ConsumeBool();
+  c.created_unix_seconds = in.ConsumeIntegralInRange<int64_t>(1, INT64_MAX);
+  bool flip = in.ConsumeBool();
+  size_t flip_at = in.ConsumeIntegral<size_t>();
+  uint8_t flip_mask = in.ConsumeIntegralInRange<uint8_t>(1, 255);
+
+  CheckpointWriter writer;
+  absl::StatusOr<std::string> bytes = writer.Serialize(c);
+  if (!bytes.ok()) fuzz::Fail("Serialize failed:", bytes.status().message());
+  if (flip) {
+    (*bytes)[flip_at % bytes->size()] ^= static_cast<char>(flip_mask);
+    CheckParse(*bytes);
+    return;
+  }
+  absl::StatusOr<Checkpoint> parsed = ParseCheckpoint(*bytes, "fuzz.ckpt");
+  if (!parsed.ok()) fuzz::Fail("a serialized checkpoint does not parse:", parsed.status().message());
+  if (parsed->settings != c.settings || parsed->corpus_files != c.corpus_files ||
+      parsed->documents != c.documents || parsed->corpus_bytes != c.corpus_bytes ||
+      !(parsed->words == c.words) || parsed->merges != c.merges ||
+      parsed->finished != c.finished || parsed->created_unix_seconds != c.created_unix_seconds) {
+    fuzz::Fail("checkpoint round trip changed the contents");
+  }
+}
+
+// TOKENMILL_FUZZ_WRITE_SEEDS=DIR: writes the seed corpus (a small checkpoint for modes 0
+// and 1, a description for mode 2) to DIR and exits.
+void WriteSeeds(const std::string& dir) {
+  Checkpoint c;
+  c.settings = {{"vocab-size", "300"}, {"preset", "gpt2"}, {"special-token", "<|endoftext|>"}};
+  c.corpus_files = {{"corpus.txt", 1234, 1700000000123456789}};
+  c.documents = 2;
+  c.corpus_bytes = 30;
+  for (const char* word : {"hello", " world", " hello", "the", " cat", " sat", "\n"}) c.words.Add(word, 3);
+  c.merges = {{"h", "e"}, {"l", "l"}, {"he", "ll"}, {" ", "w"}};
+  c.created_unix_seconds = 1700000000;
+  CheckpointWriter writer;
+  absl::StatusOr<std::string> bytes = writer.Serialize(c);
+  if (!bytes.ok()) fuzz::Fail("Serialize failed");
+  for (char mode : {'\0', '\1'}) {
+    FILE* f = std::fopen((dir + "/small_" + char('0' + mode)).c_str(), "wb");
+    if (f == nullptr) fuzz::Fail("cannot write a seed");
+    std::fputc(mode, f);
+    std::fwrite(bytes->data(), 1, bytes->size(), f);
+    std::fclose(f);
+  }
+  FILE* f = std::fopen((dir + "/description").c_str(), "wb");
+  if (f == nullptr) fuzz::Fail("cannot write a seed");
+  std::string description = "\2";  // mode 2, then arbitrary description bytes
+  for (int i = 0; i < 96; ++i) description.push_back(static_cast<char>((i * 37 + 11) & 0xFF));
+  std::fwrite(description.data(), 1, description.size(), f);
+  std::fclose(f);
+  std::exit(0);
+}
+
+}  // namespace
+}  // namespace tokenmill
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  if (const char* dir = std::getenv("TOKENMILL_FUZZ_WRITE_SEEDS")) tokenmill::WriteSeeds(dir);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace tokenmill;
+  if (size == 0) return 0;
+  std::string bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
+  switch (data[0] % 3) {
+    case 0: CheckParse(bytes); break;
+    case 1: FixCrcs(bytes); CheckParse(bytes); break;
+    case 2: {
+      FuzzedDataProvider in(data + 1, size - 1);
+      RoundTrip(in);
+      break;
+    }
+  }
+  return 0;
+}
