@@ -1,0 +1,234 @@
+// The fast encoder's parts agree with each other and with the plain definition of BPE:
+// the heap algorithm (long pieces) equals the scan (short pieces) on any input, the piece
+// cache and the whole-token shortcut change nothing, and batch encoding on any number of
+// threads gives the sequential ids in input order.
+#include <gtest/gtest.h>
+
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
+
+#include <fstream>
+#include <random>
+
+#include "common/file_util.h"
+#include "count/count_text.h"
+#include "model/encoder.h"
+#include "model/lookup_tables.h"
+#include "model/model_file.h"
+#include "model/piece_bpe.h"
+#include "train/bpe_trainer.h"
+
+namespace tokenmill {
+namespace {
+
+std::string SampleText(size_t bytes) {
+  std::ifstream in(std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/sample.txt", std::ios::binary);
+  std::string text(bytes, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return text;
+}
+
+// A small model trained by tokenmill on the sample (merge-index priority, Hugging Face rule).
+BpeModel TrainedModel() {
+  std::string text = SampleText(60000);
+  auto pretokenizer = PreTokenizer::Create({"gpt2", ""});
+  WordCounts counts;
+  CountDocument(text, **pretokenizer, nullptr, counts);
+  TrainerOptions options;
+  options.vocab_size = 700;
+  options.special_tokens = {"<|endoftext|>"};
+  auto result = TrainBpe(counts, options);
+  EXPECT_TRUE(result.ok()) << result.status();
+  return result->model;
+}
+
+// The textbook definition: recompute every pair each round, merge the leftmost lowest one.
+std::vector<TokenId> NaiveBpe(const BpeModel& model, std::string_view piece) {
+  StringMap<TokenId> index = model.TokenIndex();
+  std::vector<TokenId> parts;
+  for (char c : piece) parts.push_back(index.at(std::string(1, c)));
+  while (parts.size() > 1) {
+    uint32_t best = UINT32_MAX;
+    size_t at = 0;
+    TokenId result = 0;
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      for (uint32_t rank = 0; rank < model.merges.size(); ++rank) {
+        const Merge& m = model.merges[rank];
+        if (m.left != parts[i] || m.right != parts[i + 1]) continue;
+        uint32_t priority = model.priority == MergePriority::kTokenRank ? m.result : rank;
+        if (priority < best) {
+          best = priority;
+          at = i;
+          result = m.result;
+        }
+        break;
+      }
+    }
+    if (best == UINT32_MAX) break;
+    parts[at] = result;
+    parts.erase(parts.begin() + static_cast<long>(at) + 1);
+  }
+  return parts;
+}
+
+std::vector<std::string> RandomPieces(const std::string& alphabet_text, int count, size_t max_len,
+                                      uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::string> pieces;
+  for (int i = 0; i < count; ++i) {
+    size_t len = 1 + rng() % max_len;
+    size_t start = rng() % (alphabet_text.size() - len);
+    std::string piece = alphabet_text.substr(start, len);  // real text: many merges apply
+    if (i % 4 == 0) {
+      for (char& c : piece) c = alphabet_text[rng() % 64];  // shuffled: other merge orders
+    }
+    pieces.push_back(piece);
+  }
+  return pieces;
+}
+
+TEST(PieceBpe, ScanAndHeapEqualTheTextbookDefinition) {
+  BpeModel model = TrainedModel();
+  auto encoder = Encoder::Create(model);
+  ASSERT_TRUE(encoder.ok()) << encoder.status();
+  std::string text = SampleText(60000);
+  for (const std::string& piece : RandomPieces(text, 300, 40, 7)) {
+    std::vector<TokenId> expected = NaiveBpe(model, piece);
+    std::vector<TokenId> fast;
+    (*encoder)->EncodePiece(piece, fast);
+    EXPECT_EQ(fast, expected) << piece;
+  }
+}
+
+// Builds PieceBpe over a model's merges the way the Encoder does, with a given long-piece limit.
+struct BpeFixture {
+  explicit BpeFixture(const BpeModel& model) {
+    std::vector<std::pair<uint64_t, PairMerge>> entries;
+    for (uint32_t rank = 0; rank < model.merges.size(); ++rank) {
+      const Merge& m = model.merges[rank];
+      uint32_t priority = model.priority == MergePriority::kTokenRank ? m.result : rank;
+      entries.push_back({PairTable::Key(m.left, m.right), {priority, m.result}});
+    }
+    pairs.Build(entries);
+    StringMap<TokenId> index = model.TokenIndex();
+    for (int b = 0; b < 256; ++b) byte_token[b] = index.at(std::string(1, static_cast<char>(b)));
+  }
+  PairTable pairs;
+  TokenId byte_token[256];
+};
+
+TEST(PieceBpe, HeapEqualsScanOnLongPieces) {
+  for (const BpeModel& model : {TrainedModel(), *LoadModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/gpt2.tiktoken")}) {
+    BpeFixture fixture(model);
+    PieceBpe bpe(&fixture.pairs, fixture.byte_token);
+    std::string text = SampleText(200000);
+    std::mt19937 rng(11);
+    for (int i = 0; i < 60; ++i) {
+      size_t len = 2 + rng() % 3000;
+      std::string piece = text.substr(rng() % (text.size() - len), len);
+      if (i % 3 == 0) piece = std::string(len, "ab "[i % 3]) + piece;  // long runs of one byte
+      std::vector<TokenId> scan, heap, traced;
+      bpe.EncodeByScan(piece, scan);
+      bpe.EncodeByHeap(piece, heap);
+      std::vector<MergeStep> steps = bpe.Trace(piece, traced);
+      ASSERT_EQ(heap, scan) << "piece of " << len << " bytes";
+      ASSERT_EQ(traced, scan);
+      EXPECT_EQ(steps.size(), piece.size() - scan.size());
+    }
+  }
+}
+
+// (tests/large/encode_long_piece_test.cc runs 1 MB and 16 MB pieces.)
+TEST(PieceBpe, ALongPieceWithoutSpacesEncodesAndDecodes) {
+  auto encoder = Encoder::Create(*LoadModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/cl100k_base.tiktoken"));
+  ASSERT_TRUE(encoder.ok());
+  std::string text;
+  std::mt19937 rng(3);
+  while (text.size() < (1 << 17)) text += static_cast<char>('a' + rng() % 26);
+  auto ids = (*encoder)->Encode(text);  // one \p{L}+ piece of 128 KB: the heap path
+  ASSERT_TRUE(ids.ok());
+  EXPECT_GT(ids->size(), text.size() / 8);
+  EXPECT_EQ(*(*encoder)->Decode(*ids), text);
+}
+
+TEST(Encoder, CacheAndShortcutsChangeNothing) {
+  std::string text = SampleText(300000);
+  for (const BpeModel& model : {TrainedModel(), *LoadModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/gpt2.tiktoken")}) {
+    auto cached = Encoder::Create(model);
+    EncoderOptions plain_options;
+    plain_options.cache_entries = 0;
+    plain_options.long_piece = 8;  // the heap for most pieces
+    auto plain = Encoder::Create(model, plain_options);
+    EncoderOptions tiny_cache;
+    tiny_cache.cache_entries = 5;  // emptied over and over
+    auto churning = Encoder::Create(model, tiny_cache);
+    ASSERT_TRUE(cached.ok() && plain.ok() && churning.ok());
+    auto a = (*cached)->Encode(text);
+    auto a_again = (*cached)->Encode(text);  // now served from the cache
+    auto b = (*plain)->Encode(text);
+    auto c = (*churning)->Encode(text);
+    ASSERT_TRUE(a.ok() && a_again.ok() && b.ok() && c.ok());
+    EXPECT_EQ(*a, *b);
+    EXPECT_EQ(*a, *a_again);
+    EXPECT_EQ(*a, *c);
+  }
+}
+
+TEST(Encoder, BatchEqualsSequentialOnAnyThreadCount) {
+  auto encoder = Encoder::Create(TrainedModel());
+  ASSERT_TRUE(encoder.ok());
+  std::string text = SampleText(400000);
+  std::vector<std::string_view> docs;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = std::min(text.size(), text.find('\n', start) + 1);
+    if (end == 0) end = text.size();
+    docs.push_back(std::string_view(text).substr(start, end - start));
+    start = end;
+  }
+  std::vector<std::vector<TokenId>> sequential;
+  for (std::string_view doc : docs) sequential.push_back(*(*encoder)->Encode(doc));
+  for (int threads : {1, 2, 4}) {
+    tbb::task_arena arena(threads);
+    arena.execute([&] {
+      auto batch = (*encoder)->EncodeBatch(docs);
+      ASSERT_TRUE(batch.ok());
+      EXPECT_EQ(*batch, sequential) << threads << " threads";
+    });
+  }
+}
+
+TEST(Encoder, BatchReportsTheFirstFailingText) {
+  auto encoder = Encoder::Create(TrainedModel());
+  ASSERT_TRUE(encoder.ok());
+  std::vector<std::string_view> docs = {"fine", "has <|endoftext|> here", "fine", "<|endoftext|>"};
+  auto batch = (*encoder)->EncodeBatch(docs, SpecialPolicy::kDisallow);
+  ASSERT_FALSE(batch.ok());
+  EXPECT_EQ(batch.status().message(),
+            "text 1: the text contains the special token '<|endoftext|>' at byte 4; allow special "
+            "tokens or encode them as text");
+}
+
+TEST(Encoder, ExplainAddsUpToEncode) {
+  for (const BpeModel& model : {TrainedModel(), *LoadModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/gpt2.tiktoken")}) {
+    auto encoder = Encoder::Create(model);
+    ASSERT_TRUE(encoder.ok());
+    std::string text = SampleText(3000) + "<|endoftext|> tail";
+    auto pieces = (*encoder)->Explain(text);
+    ASSERT_TRUE(pieces.ok());
+    std::vector<TokenId> ids;
+    std::string joined;
+    for (const ExplainedPiece& p : *pieces) {
+      ids.insert(ids.end(), p.ids.begin(), p.ids.end());
+      joined += p.text;
+      if (!p.whole_token && p.special_index < 0) {
+        EXPECT_EQ(p.merges.size(), p.text.size() - p.ids.size());
+      }
+    }
+    EXPECT_EQ(joined, text);
+    EXPECT_EQ(ids, *(*encoder)->Encode(text));
+  }
+}
+
+}  // namespace
+}  // namespace tokenmill
