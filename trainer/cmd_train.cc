@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "common/strings.h"
@@ -17,6 +18,9 @@
 #include "pretokenize/pretokenizer.h"
 #include "train/bpe_trainer.h"
 #include "train/train_progress.h"
+#include "train_checkpointing.h"
+#include "corpus/input_files.h"
+#include "checkpoint/checkpoint.h"
 
 namespace tokenmill::cli {
 namespace {
@@ -29,6 +33,7 @@ struct TrainCommandOptions {
   bool verbose = false;
   uint64_t log_every = 1000;
   bool quiet = false;
+  CheckpointCommandOptions checkpoint;
 };
 
 double Seconds(std::chrono::steady_clock::duration d) {
@@ -81,32 +86,74 @@ ProgressFormat TrainProgressFormat(const TrainCommandOptions& options) {
   return ProgressFormat::kNone;
 }
 
+// Size and modification time of every corpus file, for the checkpoint's fingerprint.
+absl::StatusOr<std::vector<CorpusFileStamp>> StampCorpus(const CountCorpusOptions& corpus) {
+  InputSelection selection{corpus.include, corpus.exclude, corpus.input_format};
+  std::vector<std::string> paths;
+  if (!corpus.inputs.empty()) {
+    absl::StatusOr<std::vector<InputFile>> files = ResolveInputs(corpus.inputs, selection);
+    if (!files.ok()) return files.status();
+    for (const InputFile& f : *files) paths.push_back(f.path);
+  }
+  paths.insert(paths.end(), corpus.counts_files.begin(), corpus.counts_files.end());
+  return StampFiles(paths);
+}
+
+// After SIGINT/SIGTERM: say where the checkpoint is and how to resume; exit 128 + signal.
+int ReportInterrupted(const TrainingCheckpointer& checkpointer, int sig) {
+  if (checkpointer.path().empty()) {
+    std::fprintf(stderr, "tokenmill train: interrupted; checkpoints were off (--checkpoint=none), "
+                         "nothing was saved\n");
+  } else {
+    std::fprintf(stderr,
+                 "tokenmill train: interrupted after %zu merges; checkpoint written to %s\n"
+                 "resume with: tokenmill train --resume %s\n",
+                 checkpointer.merges_done(), checkpointer.path().c_str(),
+                 checkpointer.path().c_str());
+  }
+  return 128 + sig;
+}
+
+
+constexpr char kTrainUsage[] = "--vocab-size N --output tokenizer.json [flags] FILE...";
+constexpr char kTrainDescription[] =
+    "Trains a byte-level BPE tokenizer on the given text files (each line, with its\n"
+    "newline, is one document) and writes it as a Hugging Face tokenizer.json.\n"
+    "--progress also reports the merges (bar: merges/s, ETA, the last token).\n"
+    "Checkpoints (OUTPUT.ckpt by default) are written after counting, at the end, on\n"
+    "Ctrl-C/SIGTERM and as often as asked; `tokenmill train --resume CKPT` continues an\n"
+    "interrupted run to the identical tokenizer, or extends a finished one with a larger\n"
+    "--vocab-size.";
+
+void RegisterTrainFlags(FlagSet& flags, TrainCommandOptions* options) {
+  flags.AddSize("vocab-size", &options->trainer.vocab_size,
+                "total vocabulary: 256 byte tokens (with --hf-compat: the bytes that occur) + "
+                "merges + special tokens");
+  flags.AddString("output", &options->output, "where to write tokenizer.json (required)");
+  AddCorpusFlags(flags, &options->corpus);
+  flags.AddChoice("special-tokens-at", &options->special_tokens_at, {"start", "end"},
+                  "ids of special tokens: before the byte tokens (Hugging Face) or after the "
+                  "merges (tiktoken); --hf-compat makes 'start' the default");
+  flags.AddUint64("min-frequency", &options->trainer.min_frequency,
+                  "stop when the most frequent pair occurs fewer times than this");
+  flags.AddSize("max-token-length", &options->trainer.max_token_length,
+                "never form tokens longer than this many bytes (0: no limit)");
+  flags.AddBool("hf-compat", &options->trainer.hf_compat,
+                "Hugging Face's alphabet, ids and tie-break: the merges HF's BpeTrainer gives");
+  flags.AddBool("verbose", &options->verbose, "log every --log-every-th merge on stderr");
+  flags.AddUint64("log-every", &options->log_every, "with --verbose: log every this many merges");
+  flags.AddBool("quiet", &options->quiet, "print nothing but errors");
+  AddCheckpointFlags(flags, &options->checkpoint);
+}
+
 }  // namespace
 
 int RunTrain(int argc, char** argv) {
   TrainCommandOptions options;
-  FlagSet flags("train", "--vocab-size N --output tokenizer.json [flags] FILE...",
-                "Trains a byte-level BPE tokenizer on the given text files (each line, with its\n"
-                "newline, is one document) and writes it as a Hugging Face tokenizer.json.\n"
-                "--progress also reports the merges (bar: merges/s, ETA, the last token).");
-  flags.AddSize("vocab-size", &options.trainer.vocab_size,
-                "total vocabulary: 256 byte tokens (with --hf-compat: the bytes that occur) + "
-                "merges + special tokens");
-  flags.AddString("output", &options.output, "where to write tokenizer.json (required)");
-  AddCorpusFlags(flags, &options.corpus);
-  flags.AddChoice("special-tokens-at", &options.special_tokens_at, {"start", "end"},
-                  "ids of special tokens: before the byte tokens (Hugging Face) or after the "
-                  "merges (tiktoken); --hf-compat makes 'start' the default");
-  flags.AddUint64("min-frequency", &options.trainer.min_frequency,
-                  "stop when the most frequent pair occurs fewer times than this");
-  flags.AddSize("max-token-length", &options.trainer.max_token_length,
-                "never form tokens longer than this many bytes (0: no limit)");
-  flags.AddBool("hf-compat", &options.trainer.hf_compat,
-                "Hugging Face's alphabet, ids and tie-break: the merges HF's BpeTrainer gives");
-  flags.AddBool("verbose", &options.verbose, "log every --log-every-th merge on stderr");
-  flags.AddUint64("log-every", &options.log_every, "with --verbose: log every this many merges");
-  flags.AddBool("quiet", &options.quiet, "print nothing but errors");
+  FlagSet flags("train", kTrainUsage, kTrainDescription);
+  RegisterTrainFlags(flags, &options);
 
+  std::vector<std::pair<std::string, std::string>> flags_values;
   absl::StatusOr<std::vector<std::string>> inputs = flags.Parse(argc, argv, 2);
   if (!inputs.ok()) {
     PrintError("train", inputs.status());
@@ -116,10 +163,39 @@ int RunTrain(int argc, char** argv) {
     std::fputs(flags.Help().c_str(), stdout);
     return kExitOk;
   }
-  options.corpus.inputs = *inputs;
+  // A resumed run takes its settings from the checkpoint (the command line may change only
+  // harmless flags and --vocab-size) and its word counts too: the corpus is not read again.
+  std::optional<Checkpoint> resumed;
+  if (!options.checkpoint.resume.empty()) {
+    absl::StatusOr<Checkpoint> checkpoint = ReadCheckpoint(options.checkpoint.resume);
+    if (!checkpoint.ok()) {
+      PrintError("train", checkpoint.status());
+      return kExitFailure;
+    }
+    TrainCommandOptions scratch;
+    options = TrainCommandOptions();
+    FlagSet restored("train", kTrainUsage, kTrainDescription);
+    RegisterTrainFlags(restored, &options);
+    absl::Status s = ResumeSettings(
+        *checkpoint, argc, argv, 2,
+        [&scratch](FlagSet& f) { RegisterTrainFlags(f, &scratch); }, restored);
+    if (!s.ok()) {
+      PrintError("train", s);
+      return kExitUsage;
+    }
+    if (s = CheckCorpusUnchanged(*checkpoint, options.checkpoint.ignore_corpus_change); !s.ok()) {
+      PrintError("train", s);
+      return kExitFailure;
+    }
+    resumed = *std::move(checkpoint);
+    flags_values = restored.CurrentValues();
+  } else {
+    options.corpus.inputs = *inputs;
+    flags_values = flags.CurrentValues();
+  }
   options.trainer.special_tokens = options.corpus.special_tokens;
   options.trainer.threads = options.corpus.threads;
-  if (options.trainer.hf_compat && !flags.WasSet("special-tokens-at")) {
+  if (options.trainer.hf_compat && !flags.WasSet("special-tokens-at") && !resumed) {
     options.special_tokens_at = "start";
   }
   options.trainer.special_tokens_at =
@@ -128,7 +204,7 @@ int RunTrain(int argc, char** argv) {
     PrintError("train", "--output is required (where to write tokenizer.json)");
     return kExitUsage;
   }
-  if (inputs->empty() && options.corpus.counts_files.empty()) {
+  if (!resumed && options.corpus.inputs.empty() && options.corpus.counts_files.empty()) {
     PrintError("train", "no input files given");
     return kExitUsage;
   }
@@ -148,38 +224,104 @@ int RunTrain(int argc, char** argv) {
     return kExitUsage;
   }
   // Inputs may be folders, globs, stdin and word-count files: the corpus reader checks them.
-  if (absl::Status s = ValidateCountCorpusOptions(options.corpus); !s.ok()) {
-    PrintError("train", s);
-    return kExitFailure;
+  if (!resumed) {
+    if (absl::Status s = ValidateCountCorpusOptions(options.corpus); !s.ok()) {
+      PrintError("train", s);
+      return kExitFailure;
+    }
   }
   if (absl::Status s = CheckWritableOutput(options.output); !s.ok()) {
     PrintError("train", s);
     return kExitFailure;
   }
-
-  auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<CorpusCounts> counts = CountCorpus(options.corpus);
-  if (!counts.ok()) {
-    PrintError("train", counts.status());
-    return kExitFailure;
+  std::string checkpoint_path = CheckpointPath(options.checkpoint, options.output);
+  if (!checkpoint_path.empty()) {
+    if (absl::Status s = CheckWritableOutput(checkpoint_path); !s.ok()) {
+      PrintError("train", s);
+      return kExitFailure;
+    }
   }
-  if (counts->words.unique_words() == 0) {
+
+  InterruptGuard interrupt_guard;
+  auto start = std::chrono::steady_clock::now();
+  Checkpoint base;
+  CorpusCounts counts;
+  if (resumed) {
+    base = *std::move(resumed);
+    counts.words = std::move(base.words);
+    counts.documents = base.documents;
+    counts.bytes = base.corpus_bytes;
+    if (!options.quiet) {
+      std::fprintf(stderr, "resuming from %s: %zu merges done, %zu unique words\n",
+                   options.checkpoint.resume.c_str(), base.merges.size(),
+                   counts.words.unique_words());
+    }
+  } else {
+    absl::StatusOr<std::vector<CorpusFileStamp>> stamps = StampCorpus(options.corpus);
+    if (!stamps.ok()) {
+      PrintError("train", stamps.status());
+      return kExitFailure;
+    }
+    absl::StatusOr<CorpusCounts> counted = CountCorpus(options.corpus);
+    if (!counted.ok()) {
+      PrintError("train", counted.status());
+      return kExitFailure;
+    }
+    counts = *std::move(counted);
+    base.corpus_files = *std::move(stamps);
+    base.documents = counts.documents;
+    base.corpus_bytes = counts.bytes;
+  }
+  if (counts.words.unique_words() == 0) {
     PrintError("train", "the corpus is empty: no text to train on");
     return kExitFailure;
   }
-  auto counted = std::chrono::steady_clock::now();
+  base.settings.clear();
+  for (auto& [name, value] : flags_values) {
+    if (name != "resume") base.settings.emplace_back(name, value);
+  }
+  TrainControl control;
+  control.resume_merges = base.merges;
+  // The checkpoint's word table is the one being trained on (base.words stays empty; the
+  // writer reads the table through `words`).
+  TrainingCheckpointer checkpointer(checkpoint_path, options.checkpoint, std::move(base),
+                                    options.corpus.threads, &counts.words);
+  auto counted_at = std::chrono::steady_clock::now();
+  if (!resumed) {
+    if (absl::Status s = checkpointer.WriteNow(false); !s.ok()) {
+      PrintError("train", s);
+      return kExitFailure;
+    }
+  }
+  if (int sig = InterruptGuard::signal_number(); sig != 0) {
+    return ReportInterrupted(checkpointer, sig);
+  }
+
   TrainProgress progress(TrainProgressFormat(options), options.verbose ? options.log_every : 0,
                          stderr);
-  TrainControl control;
-  control.after_merge = [&](const MergeEvent& event) { return progress.OnMerge(event); };
-  absl::StatusOr<TrainResult> result = TrainBpe(counts->words, options.trainer, control);
+  control.after_merge = [&](const MergeEvent& event) {
+    bool go_on = progress.OnMerge(event);
+    return checkpointer.AfterMerge(event) && go_on;
+  };
+  absl::StatusOr<TrainResult> result = TrainBpe(counts.words, options.trainer, control);
   progress.Finish();
   if (!result.ok()) {
     PrintError("train", result.status());
     return kExitFailure;
   }
+  if (!checkpointer.status().ok()) {
+    PrintError("train", checkpointer.status());
+    return kExitFailure;
+  }
+  if (int sig = InterruptGuard::signal_number(); sig != 0 && result->interrupted) {
+    return ReportInterrupted(checkpointer, sig);
+  }
   result->model.pretokenizer = options.corpus.pretokenizer;
   auto trained = std::chrono::steady_clock::now();
+  if (absl::Status s = checkpointer.WriteNow(true); !s.ok()) {
+    PrintError("train", s);
+    return kExitFailure;
+  }
   if (absl::Status s = SaveHfJson(result->model, options.output); !s.ok()) {
     PrintError("train", s);
     return kExitFailure;
@@ -189,8 +331,12 @@ int RunTrain(int argc, char** argv) {
     if (result->model.VocabSize() < options.trainer.vocab_size) {
       std::fprintf(stderr, "tokenmill train: note: %s\n", result->stop_reason.c_str());
     }
-    PrintSummary(*result, *counts, Seconds(counted - start), Seconds(written - trained),
+    PrintSummary(*result, counts, Seconds(counted_at - start), Seconds(written - trained),
                  Seconds(written - start), options.output);
+    if (!checkpoint_path.empty()) {
+      std::fprintf(stderr, "checkpoint: %s (extend later with --resume and a larger --vocab-size)\n",
+                   checkpoint_path.c_str());
+    }
   }
   return kExitOk;
 }

@@ -179,11 +179,13 @@ int InterruptGuard::signal_number() { return g_signal.load(); }
 
 TrainingCheckpointer::TrainingCheckpointer(std::string path,
                                            const CheckpointCommandOptions& options,
-                                           Checkpoint base, int threads)
+                                           Checkpoint base, int threads,
+                                           const WordCounts* words)
     : path_(std::move(path)),
       every_(options.checkpoint_every),
       interval_(options.checkpoint_interval),
       base_(std::move(base)),
+      words_(words),
       writer_(threads),
       last_write_seconds_(NowSeconds()) {}
 
@@ -192,7 +194,7 @@ absl::Status TrainingCheckpointer::WriteNow(bool finished) {
   RemoveStaleTemporaries(path_);
   base_.finished = finished;
   base_.created_unix_seconds = static_cast<int64_t>(std::time(nullptr));
-  absl::Status status = writer_.Write(base_, path_);
+  absl::Status status = writer_.Write(base_, *words_, path_);
   last_write_seconds_ = NowSeconds();
   return status;
 }

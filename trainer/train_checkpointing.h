@@ -74,11 +74,12 @@ class InterruptGuard {
 };
 
 // Writes checkpoints for one training run. `base` holds the settings, corpus fingerprint and
-// word table (which must outlive this object); merges are recorded from the after_merge events.
+// the merges learned before this run (when resuming); `words` is the word table being trained
+// on (it must outlive this object). Merges are recorded from the after_merge events.
 class TrainingCheckpointer {
  public:
   TrainingCheckpointer(std::string path, const CheckpointCommandOptions& options, Checkpoint base,
-                       int threads);
+                       int threads, const WordCounts* words);
 
   // Writes the checkpoint with the merges recorded so far.
   absl::Status WriteNow(bool finished);
@@ -90,13 +91,14 @@ class TrainingCheckpointer {
 
   const absl::Status& status() const { return status_; }
   const std::string& path() const { return path_; }
-  Checkpoint& base() { return base_; }
+  size_t merges_done() const { return base_.merges.size(); }
 
  private:
   std::string path_;
   uint64_t every_;
   double interval_;
   Checkpoint base_;
+  const WordCounts* words_;
   CheckpointWriter writer_;
   double last_write_seconds_;
   absl::Status status_;

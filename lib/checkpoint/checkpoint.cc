@@ -84,15 +84,16 @@ std::string SettingValue(const Checkpoint& checkpoint, std::string_view name) {
 
 bool LooksLikeCheckpoint(std::string_view data) { return data.starts_with(kMagic); }
 
-absl::StatusOr<std::string> CheckpointWriter::Serialize(const Checkpoint& checkpoint) {
-  if (cached_words_ != &checkpoint.words || cached_total_ != checkpoint.words.total_words() ||
-      cached_unique_ != checkpoint.words.unique_words()) {
-    std::string words = SerializeWords(checkpoint.words);
+absl::StatusOr<std::string> CheckpointWriter::Serialize(const Checkpoint& checkpoint,
+                                                       const WordCounts& word_table) {
+  if (cached_words_ != &word_table || cached_total_ != word_table.total_words() ||
+      cached_unique_ != word_table.unique_words()) {
+    std::string words = SerializeWords(word_table);
     cached_hash_ = Fnv1a64(words);
     TM_ASSIGN_OR_RETURN(cached_words_frame_, Compress(words, threads_));
-    cached_words_ = &checkpoint.words;
-    cached_total_ = checkpoint.words.total_words();
-    cached_unique_ = checkpoint.words.unique_words();
+    cached_words_ = &word_table;
+    cached_total_ = word_table.total_words();
+    cached_unique_ = word_table.unique_words();
   }
   TM_ASSIGN_OR_RETURN(std::string merges_frame,
                       Compress(SerializeMerges(checkpoint.merges), 0));
@@ -112,8 +113,8 @@ absl::StatusOr<std::string> CheckpointWriter::Serialize(const Checkpoint& checkp
   }
   h.Varint(checkpoint.documents);
   h.Varint(checkpoint.corpus_bytes);
-  h.Varint(checkpoint.words.unique_words());
-  h.Varint(checkpoint.words.total_words());
+  h.Varint(word_table.unique_words());
+  h.Varint(word_table.total_words());
   h.Fixed64(cached_hash_);
   h.Varint(checkpoint.merges.size());
   h.Varint(checkpoint.finished ? 1 : 0);
@@ -138,8 +139,9 @@ absl::StatusOr<std::string> CheckpointWriter::Serialize(const Checkpoint& checkp
   return out;
 }
 
-absl::Status CheckpointWriter::Write(const Checkpoint& checkpoint, const std::string& path) {
-  TM_ASSIGN_OR_RETURN(std::string data, Serialize(checkpoint));
+absl::Status CheckpointWriter::Write(const Checkpoint& checkpoint, const WordCounts& words,
+                                     const std::string& path) {
+  TM_ASSIGN_OR_RETURN(std::string data, Serialize(checkpoint, words));
   absl::Status status = WriteFileAtomically(path, data);
   if (!status.ok()) {
     return absl::Status(status.code(), StrCat("checkpoint not written (the previous one, if any, is intact): ",

@@ -65,9 +65,18 @@ class CheckpointWriter {
   explicit CheckpointWriter(int threads = 0) : threads_(threads) {}
 
   // Builds the file contents.
-  absl::StatusOr<std::string> Serialize(const Checkpoint& checkpoint);
+  absl::StatusOr<std::string> Serialize(const Checkpoint& checkpoint) {
+    return Serialize(checkpoint, checkpoint.words);
+  }
+  // The same with the word table held elsewhere (checkpoint.words is then ignored), so that a
+  // training run need not copy its table into the Checkpoint.
+  absl::StatusOr<std::string> Serialize(const Checkpoint& checkpoint, const WordCounts& words);
   // Serialize + atomic write to `path`.
-  absl::Status Write(const Checkpoint& checkpoint, const std::string& path);
+  absl::Status Write(const Checkpoint& checkpoint, const std::string& path) {
+    return Write(checkpoint, checkpoint.words, path);
+  }
+  absl::Status Write(const Checkpoint& checkpoint, const WordCounts& words,
+                     const std::string& path);
 
  private:
   int threads_;
