@@ -19,6 +19,9 @@
 #include "train/bpe_trainer.h"
 
 #include <algorithm>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <atomic>
 #include <chrono>
 #include <limits>
@@ -154,9 +157,12 @@ class Trainer {
   uint32_t merge_stamp_ = 0;
   tbb::enumerable_thread_specific<MergeDeltas> thread_deltas_;
   std::vector<std::vector<RisenWord>> batch_risen_;
-  std::vector<int64_t> slot_sum_;
-  std::vector<uint32_t> slot_seen_;
-  std::vector<uint64_t> slot_words_;
+  struct SlotState {
+    int64_t sum = 0;
+    uint32_t seen = 0;   // the merge stamp that last touched the slot
+    uint32_t words = 0;  // risen words, then where the slot's next word goes in the block
+  };
+  std::vector<SlotState> slot_;
   std::vector<uint32_t> touched_;
 };
 
@@ -363,43 +369,41 @@ void Trainer::ReduceMerge(size_t batches) {
   touched_.clear();
   for (MergeDeltas& deltas : thread_deltas_) {
     for (uint32_t slot : deltas.touched()) {
-      if (slot_seen_[slot] != merge_stamp_) {
-        slot_seen_[slot] = merge_stamp_;
-        slot_sum_[slot] = 0;
-        slot_words_[slot] = 0;
+      if (slot_[slot].seen != merge_stamp_) {
+        slot_[slot] = {.sum = 0, .seen = merge_stamp_, .words = 0};
         touched_.push_back(slot);
       }
-      slot_sum_[slot] += deltas.sum(slot);
+      slot_[slot].sum += deltas.sum(slot);
     }
     deltas.End();
   }
   std::sort(touched_.begin(), touched_.end());
   for (uint32_t slot : touched_) {
-    const int64_t sum = slot_sum_[slot];
+    const int64_t sum = slot_[slot].sum;
     const uint64_t count = pairs_.AddCount(slots_.KeyOf(slot), sum);
     if (sum > 0) queue_.Push(count, slots_.KeyOf(slot));
   }
   // The new pairs' word lists, one block, each list in batch order.
   uint64_t total = 0;
   for (size_t b = 0; b < batches; ++b) {
-    for (const RisenWord& r : batch_risen_[b]) ++slot_words_[r.slot];
+    for (const RisenWord& r : batch_risen_[b]) ++slot_[r.slot].words;
     total += batch_risen_[b].size();
   }
   std::vector<PairKey> keys;
   std::vector<uint64_t> offsets;
   uint64_t at = 0;
   for (uint32_t slot : touched_) {
-    if (slot_words_[slot] == 0) continue;
+    if (slot_[slot].words == 0) continue;
     keys.push_back(slots_.KeyOf(slot));
     offsets.push_back(at);
-    const uint64_t n = slot_words_[slot];
-    slot_words_[slot] = at;  // from now on: where the slot's next word goes
+    const uint32_t n = slot_[slot].words;
+    slot_[slot].words = static_cast<uint32_t>(at);  // now: where the slot's next word goes
     at += n;
   }
   offsets.push_back(at);
   HugeArray<WordRef> block(total);
   for (size_t b = 0; b < batches; ++b) {
-    for (const RisenWord& r : batch_risen_[b]) block[slot_words_[r.slot]++] = r.word;
+    for (const RisenWord& r : batch_risen_[b]) block[slot_[r.slot].words++] = r.word;
   }
   pairs_.AddWordBlock(std::move(block), keys, offsets);
 }
@@ -408,11 +412,10 @@ void Trainer::ApplyMerge(PairKey p, TokenId a, TokenId b, TokenId t) {
   ++merge_stamp_;
   merge_a_ = a, merge_b_ = b, merge_t_ = t;
   slots_.Begin(a, b, t, static_cast<uint32_t>(tokens().size()));
-  if (slot_sum_.size() < slots_.num_slots()) {
-    size_t n = std::max<size_t>(slots_.num_slots(), 2 * slot_sum_.size());
-    slot_sum_.resize(n, 0);
-    slot_seen_.resize(n, 0);
-    slot_words_.resize(n, 0);
+  if (slot_.size() < slots_.num_slots()) {
+    // Grow by an eighth (the vocabulary grows by one id per merge), not by doubling.
+    slot_.reserve(slots_.num_slots() + slots_.num_slots() / 8 + 1024);
+    slot_.resize(slot_.capacity());
   }
   std::span<const WordRef> words = pairs_.TakeWords(p);
   const size_t batches =
@@ -525,6 +528,11 @@ absl::StatusOr<TrainResult> Train(const WordCounts& counts, WordCounts* owned,
     parallelism.emplace(tbb::global_control::max_allowed_parallelism,
                         static_cast<size_t>(options.threads));
   }
+#ifdef __GLIBC__
+  // Give the memory that earlier stages (counting) freed back to the system before the trainer
+  // allocates its own, so that peak RSS is not their high-water mark plus ours.
+  malloc_trim(0);
+#endif
   Trainer trainer(counts, owned, options, control);
   return trainer.Run();
 }

@@ -6,8 +6,12 @@ namespace tokenmill {
 
 void MergeDeltas::Begin(uint32_t num_slots, uint32_t stamp) {
   if (sums_.size() < num_slots) {
-    sums_.resize(num_slots, 0);
-    seen_.resize(num_slots, 0);
+    // Grow by an eighth (the vocabulary grows by one id per merge), not by doubling.
+    const size_t n = num_slots + num_slots / 8 + 1024;
+    sums_.reserve(n);
+    sums_.resize(n, 0);
+    seen_.reserve(n);
+    seen_.resize(n, 0);
   }
   if (stamp_ != stamp) {
     stamp_ = stamp;
