@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "checkpoint/checkpoint.h"
 #include "commands.h"
 #include "common/file_util.h"
 #include "count/counts_file.h"
@@ -21,7 +22,9 @@ int RunInspect(int argc, char** argv) {
   InspectCommandOptions options;
   FlagSet flags("inspect", "[flags] FILE",
                 "Describes a tokenmill file: for a word-count file (tokenmill count --output),\n"
-                "its header (pre-tokenizer, special tokens, totals) and the most frequent words.");
+                "its header (pre-tokenizer, special tokens, totals) and the most frequent words;\n"
+                "for a training checkpoint (tokenmill train), its configuration, merges done of\n"
+                "the target, corpus fingerprint and sizes.");
   flags.AddSize("top", &options.top, "how many of the most frequent words to list");
   absl::StatusOr<std::vector<std::string>> args = flags.Parse(argc, argv, 2);
   if (!args.ok()) {
@@ -45,9 +48,16 @@ int RunInspect(int argc, char** argv) {
   absl::Status status;
   if (IsCountsFile(path)) {
     status = DescribeCountsFile(path, options.top, &description);
+  } else if (IsCheckpointFile(path)) {
+    absl::StatusOr<Checkpoint> checkpoint = ReadCheckpoint(path);
+    if (checkpoint.ok()) {
+      description = DescribeCheckpoint(*checkpoint);
+    } else {
+      status = checkpoint.status();
+    }
   } else {
     status = absl::InvalidArgumentError(
-        "'" + path + "' is not a file tokenmill can inspect (supported: word-count files)");
+        "'" + path + "' is not a file tokenmill can inspect (supported: word-count files, checkpoints)");
   }
   if (!status.ok()) {
     PrintError("inspect", status);

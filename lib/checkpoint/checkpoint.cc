@@ -4,6 +4,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <cstdio>
 #include <ctime>
 #include <new>
 
@@ -83,6 +84,15 @@ std::string SettingValue(const Checkpoint& checkpoint, std::string_view name) {
 }
 
 bool LooksLikeCheckpoint(std::string_view data) { return data.starts_with(kMagic); }
+
+bool IsCheckpointFile(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  char head[kMagic.size()];
+  size_t n = std::fread(head, 1, sizeof(head), f);
+  std::fclose(f);
+  return LooksLikeCheckpoint(std::string_view(head, n));
+}
 
 absl::StatusOr<std::string> CheckpointWriter::Serialize(const Checkpoint& checkpoint,
                                                        const WordCounts& word_table) {

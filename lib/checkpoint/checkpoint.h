@@ -92,6 +92,8 @@ absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path);
 
 // True when `data` starts with the checkpoint magic bytes.
 bool LooksLikeCheckpoint(std::string_view data);
+// True when the file at `path` starts with the checkpoint magic bytes.
+bool IsCheckpointFile(const std::string& path);
 
 // Stamps (size, modification time) of the given files, for the corpus fingerprint.
 absl::StatusOr<std::vector<CorpusFileStamp>> StampFiles(const std::vector<std::string>& paths);
