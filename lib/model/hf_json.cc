@@ -145,8 +145,13 @@ absl::StatusOr<BpeModel> FromHfJson(std::string_view json, std::string_view sour
   simdjson::dom::element model_json;
   if (root["model"].get(model_json)) return FieldError(source, "model", "is missing");
   std::string_view type;
-  if (model_json["type"].get(type) || type != "BPE") {
-    return FieldError(source, "model.type", "is not \"BPE\"");
+  if (simdjson::dom::element e; model_json["type"].get(e)) {
+    return FieldError(source, "model.type", "is missing");
+  } else if (e.get(type)) {
+    return FieldError(source, "model.type", "is not a string");
+  }
+  if (type != "BPE") {
+    return FieldError(source, "model.type", StrCat("is \"", type, "\"; tokenmill reads \"BPE\""));
   }
   if (simdjson::dom::element e; !model_json["ignore_merges"].get(e) && !e.is_null()) {
     if (e.get(model.ignore_merges)) return FieldError(source, "model.ignore_merges", "is not a boolean");
@@ -158,13 +163,16 @@ absl::StatusOr<BpeModel> FromHfJson(std::string_view json, std::string_view sour
   // Added tokens: literal contents at their ids.
   absl::flat_hash_map<TokenId, std::string> added;
   simdjson::dom::array added_tokens;
-  if (!root["added_tokens"].get(added_tokens)) {
+  if (simdjson::dom::element e; !root["added_tokens"].get(e) && !e.is_null()) {
+    if (e.get(added_tokens)) return FieldError(source, "added_tokens", "is not an array");
+    size_t index = 0;
     for (simdjson::dom::element t : added_tokens) {
+      std::string field = StrCat("added_tokens[", index++, "]");
       uint64_t id;
       std::string_view content;
-      if (t["id"].get(id) || id > UINT32_MAX) return FieldError(source, "added_tokens[].id", "is missing or not an id");
+      if (t["id"].get(id) || id >= UINT32_MAX) return FieldError(source, field + ".id", "is missing or not an id");
       if (t["content"].get(content) || content.empty()) {
-        return FieldError(source, "added_tokens[].content", "is missing or empty");
+        return FieldError(source, field + ".content", "is missing, not a string or empty");
       }
       added[static_cast<TokenId>(id)] = std::string(content);
       model.specials.push_back({std::string(content), static_cast<TokenId>(id)});
