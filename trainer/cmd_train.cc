@@ -15,6 +15,7 @@
 #include "count/count_corpus.h"
 #include "flags.h"
 #include "model/hf_json.h"
+#include "model/tiktoken_file.h"
 #include "pretokenize/pretokenizer.h"
 #include "train/bpe_trainer.h"
 #include "train/train_progress.h"
@@ -29,6 +30,7 @@ struct TrainCommandOptions {
   CountCorpusOptions corpus;
   TrainerOptions trainer;
   std::string output;
+  std::string format = "hf";  // hf | tiktoken
   std::string special_tokens_at = "end";
   bool verbose = false;
   uint64_t log_every = 1000;
@@ -129,7 +131,11 @@ void RegisterTrainFlags(FlagSet& flags, TrainCommandOptions* options) {
   flags.AddSize("vocab-size", &options->trainer.vocab_size,
                 "total vocabulary: 256 byte tokens (with --hf-compat: the bytes that occur) + "
                 "merges + special tokens");
-  flags.AddString("output", &options->output, "where to write tokenizer.json (required)");
+  flags.AddString("output", &options->output,
+                  "where to write the tokenizer: tokenizer.json, or with --format tiktoken the "
+                  ".tiktoken ranks (its JSON sidecar goes next to it) (required)");
+  flags.AddChoice("format", &options->format, {"hf", "tiktoken"},
+                  "output format: Hugging Face tokenizer.json, or tiktoken's .tiktoken + sidecar");
   AddCorpusFlags(flags, &options->corpus);
   flags.AddChoice("special-tokens-at", &options->special_tokens_at, {"start", "end"},
                   "ids of special tokens: before the byte tokens (Hugging Face) or after the "
@@ -234,6 +240,12 @@ int RunTrain(int argc, char** argv) {
     PrintError("train", s);
     return kExitFailure;
   }
+  if (options.format == "tiktoken") {
+    if (absl::Status s = CheckWritableOutput(TiktokenSidecarPath(options.output)); !s.ok()) {
+      PrintError("train", s);
+      return kExitFailure;
+    }
+  }
   std::string checkpoint_path = CheckpointPath(options.checkpoint, options.output);
   if (!checkpoint_path.empty()) {
     if (absl::Status s = CheckWritableOutput(checkpoint_path); !s.ok()) {
@@ -287,15 +299,15 @@ int RunTrain(int argc, char** argv) {
   TrainingCheckpointer checkpointer(checkpoint_path, options.checkpoint, std::move(base),
                                     options.corpus.threads, &counts.words);
   auto counted_at = std::chrono::steady_clock::now();
-  if (!resumed) {
+  if (int sig = InterruptGuard::signal_number(); sig != 0) {
     if (absl::Status s = checkpointer.WriteNow(false); !s.ok()) {
       PrintError("train", s);
       return kExitFailure;
     }
-  }
-  if (int sig = InterruptGuard::signal_number(); sig != 0) {
     return ReportInterrupted(checkpointer, sig);
   }
+  // The counts are checkpointed right away, in the background while training starts.
+  if (!resumed) checkpointer.StartWrite();
 
   TrainProgress progress(TrainProgressFormat(options), options.verbose ? options.log_every : 0,
                          stderr);
@@ -322,8 +334,10 @@ int RunTrain(int argc, char** argv) {
     PrintError("train", s);
     return kExitFailure;
   }
-  if (absl::Status s = SaveHfJson(result->model, options.output); !s.ok()) {
-    PrintError("train", s);
+  absl::Status saved = options.format == "tiktoken" ? SaveTiktoken(result->model, options.output)
+                                                      : SaveHfJson(result->model, options.output);
+  if (!saved.ok()) {
+    PrintError("train", saved);
     return kExitFailure;
   }
   auto written = std::chrono::steady_clock::now();
@@ -332,10 +346,15 @@ int RunTrain(int argc, char** argv) {
       std::fprintf(stderr, "tokenmill train: note: %s\n", result->stop_reason.c_str());
     }
     PrintSummary(*result, counts, Seconds(counted_at - start), Seconds(written - trained),
-                 Seconds(written - start), options.output);
+                 Seconds(written - start),
+                 options.format == "tiktoken"
+                     ? StrCat(options.output, " and ", TiktokenSidecarPath(options.output))
+                     : options.output);
     if (!checkpoint_path.empty()) {
-      std::fprintf(stderr, "checkpoint: %s (extend later with --resume and a larger --vocab-size)\n",
-                   checkpoint_path.c_str());
+      std::fprintf(stderr,
+                   "checkpoint: %s (%zu written, %.2f s; extend later with --resume and a "
+                   "larger --vocab-size)\n",
+                   checkpoint_path.c_str(), checkpointer.writes(), checkpointer.write_seconds());
     }
   }
   return kExitOk;

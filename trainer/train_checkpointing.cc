@@ -1,6 +1,7 @@
 #include "train_checkpointing.h"
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -189,31 +190,71 @@ TrainingCheckpointer::TrainingCheckpointer(std::string path,
       writer_(threads),
       last_write_seconds_(NowSeconds()) {}
 
+TrainingCheckpointer::~TrainingCheckpointer() { CollectPending(); }
+
+TrainingCheckpointer::WriteResult TrainingCheckpointer::WriteSnapshot(const Checkpoint& snapshot) {
+  double start = NowSeconds();
+  RemoveStaleTemporaries(path_);
+  WriteResult result;
+  result.status = writer_.Write(snapshot, *words_, path_);
+  result.seconds = NowSeconds() - start;
+  return result;
+}
+
+void TrainingCheckpointer::CollectPending() {
+  if (!pending_.valid()) return;
+  WriteResult result = pending_.get();
+  ++writes_;
+  write_seconds_ += result.seconds;
+  if (!result.status.ok() && status_.ok()) status_ = result.status;
+}
+
 absl::Status TrainingCheckpointer::WriteNow(bool finished) {
   if (path_.empty()) return absl::OkStatus();
-  RemoveStaleTemporaries(path_);
+  CollectPending();
+  if (!status_.ok()) return status_;
   base_.finished = finished;
   base_.created_unix_seconds = static_cast<int64_t>(std::time(nullptr));
-  absl::Status status = writer_.Write(base_, *words_, path_);
+  WriteResult result = WriteSnapshot(base_);
+  ++writes_;
+  write_seconds_ += result.seconds;
   last_write_seconds_ = NowSeconds();
-  return status;
+  deferred_ = false;
+  return result.status;
 }
 
 bool TrainingCheckpointer::AfterMerge(const MergeEvent& event) {
   if (base_.merges.size() < event.merges_done) {
     base_.merges.emplace_back(std::string(event.left), std::string(event.right));
   }
-  bool interrupted = InterruptGuard::signal_number() != 0;
-  bool due = interrupted || (every_ > 0 && event.merges_done % every_ == 0) ||
-             (interval_ > 0 && NowSeconds() - last_write_seconds_ >= interval_);
-  if (due && !path_.empty()) {
+  if (InterruptGuard::signal_number() != 0) {
     absl::Status status = WriteNow(false);
-    if (!status.ok()) {
-      status_ = status;
-      return false;
-    }
+    if (!status.ok() && status_.ok()) status_ = status;
+    return false;
   }
-  return !interrupted;
+  if (path_.empty()) return true;
+  bool due = deferred_ || (every_ > 0 && event.merges_done % every_ == 0) ||
+             (interval_ > 0 && NowSeconds() - last_write_seconds_ >= interval_);
+  if (!due) return true;
+  if (pending_.valid() &&
+      pending_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    deferred_ = true;  // the disk is slower than the cadence: write as soon as it is free
+    return true;
+  }
+  StartWrite();
+  return status_.ok();
+}
+
+void TrainingCheckpointer::StartWrite() {
+  if (path_.empty()) return;
+  CollectPending();
+  if (!status_.ok()) return;
+  deferred_ = false;
+  base_.finished = false;
+  base_.created_unix_seconds = static_cast<int64_t>(std::time(nullptr));
+  last_write_seconds_ = NowSeconds();
+  pending_ = std::async(std::launch::async,
+                        [this, snapshot = base_]() { return WriteSnapshot(snapshot); });
 }
 
 }  // namespace tokenmill::cli

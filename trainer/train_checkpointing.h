@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <string>
 #include <utility>
 #include <vector>
@@ -81,17 +82,27 @@ class TrainingCheckpointer {
   TrainingCheckpointer(std::string path, const CheckpointCommandOptions& options, Checkpoint base,
                        int threads, const WordCounts* words);
 
-  // Writes the checkpoint with the merges recorded so far.
-  absl::Status WriteNow(bool finished);
+  ~TrainingCheckpointer();
 
-  // For TrainControl::after_merge: records the merge, writes a checkpoint when one is due or a
-  // signal arrived, and returns false (stop) after a signal. A failed write is remembered in
-  // status() and stops training.
+  // Writes the checkpoint with the merges recorded so far, after any write in flight.
+  absl::Status WriteNow(bool finished);
+  // Starts writing the checkpoint with the merges recorded so far in the background (after any
+  // write in flight); its result shows in status() by the next write or the destructor.
+  void StartWrite();
+
+  // For TrainControl::after_merge: records the merge, starts a checkpoint write in the
+  // background when one is due (training does not wait for the disk; if the previous write is
+  // still in flight, the due write follows as soon as it is done), and on a signal writes one
+  // synchronously and returns false (stop). A failed write is remembered in status() and
+  // stops training.
   bool AfterMerge(const MergeEvent& event);
 
   const absl::Status& status() const { return status_; }
   const std::string& path() const { return path_; }
   size_t merges_done() const { return base_.merges.size(); }
+  // Checkpoints written by this object and the seconds spent writing them.
+  size_t writes() const { return writes_; }
+  double write_seconds() const { return write_seconds_; }
 
  private:
   std::string path_;
@@ -101,7 +112,18 @@ class TrainingCheckpointer {
   const WordCounts* words_;
   CheckpointWriter writer_;
   double last_write_seconds_;
+  size_t writes_ = 0;
+  double write_seconds_ = 0;
   absl::Status status_;
+  struct WriteResult {
+    absl::Status status;
+    double seconds = 0;
+  };
+  std::future<WriteResult> pending_;  // the background write in flight, if any
+  bool deferred_ = false;             // a write fell due while another was in flight
+  // Waits for the background write and records its result.
+  void CollectPending();
+  WriteResult WriteSnapshot(const Checkpoint& snapshot);
 };
 
 }  // namespace tokenmill::cli
