@@ -261,6 +261,7 @@ int RunTrain(int argc, char** argv) {
   if (resumed) {
     base = *std::move(resumed);
     counts.words = std::move(base.words);
+    base.words = WordCounts();
     counts.documents = base.documents;
     counts.bytes = base.corpus_bytes;
     if (!options.quiet) {

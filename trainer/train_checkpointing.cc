@@ -253,8 +253,18 @@ void TrainingCheckpointer::StartWrite() {
   base_.finished = false;
   base_.created_unix_seconds = static_cast<int64_t>(std::time(nullptr));
   last_write_seconds_ = NowSeconds();
-  pending_ = std::async(std::launch::async,
-                        [this, snapshot = base_]() { return WriteSnapshot(snapshot); });
+  // Everything but the word table (which the writer reads through words_).
+  Checkpoint snapshot;
+  snapshot.settings = base_.settings;
+  snapshot.corpus_files = base_.corpus_files;
+  snapshot.documents = base_.documents;
+  snapshot.corpus_bytes = base_.corpus_bytes;
+  snapshot.merges = base_.merges;
+  snapshot.finished = base_.finished;
+  snapshot.created_unix_seconds = base_.created_unix_seconds;
+  pending_ = std::async(std::launch::async, [this, snapshot = std::move(snapshot)]() {
+    return WriteSnapshot(snapshot);
+  });
 }
 
 }  // namespace tokenmill::cli
