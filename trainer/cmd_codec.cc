@@ -1,23 +1,30 @@
-// tokenmill encode / decode: text <-> token ids with a saved tokenizer.
+// tokenmill encode / decode: text <-> token ids with a saved tokenizer (tokenizer.json or
+// .tiktoken, told apart by content).
 //
 // encode: each input line (with its '\n') becomes one output line of space-separated ids;
-//         --whole encodes the whole input as one text (one output line).
+//         --whole encodes the whole input as one text (one output line). Lines are encoded in
+//         parallel in blocks; the output order is the input order whatever --threads is.
 // decode: each input line of ids is turned back into its bytes, written with nothing added,
-//         so `decode(encode(FILE)) == FILE` byte for byte.
+//         so `decode(encode(FILE)) == FILE` byte for byte; --lossy writes valid UTF-8 instead
+//         (invalid sequences become U+FFFD), as tiktoken's and Hugging Face's decode to text do.
+#include <tbb/global_control.h>
+
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
-#include "absl/strings/numbers.h"
-#include "common/strings.h"
 #include "absl/strings/str_split.h"
 #include "commands.h"
 #include "common/file_util.h"
+#include "common/strings.h"
 #include "corpus/line_reader.h"
 #include "flags.h"
 #include "model/encoder.h"
 #include "model/model_file.h"
+#include "model/text_display.h"
 
 namespace tokenmill::cli {
 namespace {
@@ -26,10 +33,13 @@ struct EncodeCommandOptions {
   std::string tokenizer;
   bool whole = false;
   std::string specials = "allow";
+  int threads = 0;                   // 0: all cores
+  size_t block_bytes = 4 << 20;      // lines are encoded in parallel blocks of about this size
 };
 
 struct DecodeCommandOptions {
   std::string tokenizer;
+  bool lossy = false;
 };
 
 absl::StatusOr<std::unique_ptr<Encoder>> LoadEncoder(const std::string& path) {
@@ -71,19 +81,91 @@ void AppendIds(const std::vector<TokenId>& ids, std::string& out) {
   out.push_back('\n');
 }
 
+// Encodes blocks of lines in parallel and writes their ids in input order.
+class LineEncoder {
+ public:
+  LineEncoder(const Encoder& encoder, SpecialPolicy policy, std::string input, size_t block_bytes)
+      : encoder_(encoder), policy_(policy), input_(std::move(input)), block_bytes_(block_bytes) {}
+
+  void Add(std::string_view line) {
+    if (!status_.ok()) return;
+    offsets_.push_back(block_.size());
+    block_.append(line);
+    if (block_.size() >= block_bytes_) Flush();
+  }
+
+  // Encodes what is buffered; returns the first error (naming the input line).
+  absl::Status Finish() {
+    Flush();
+    return status_;
+  }
+
+ private:
+  void Flush() {
+    if (!status_.ok() || offsets_.empty()) return;
+    std::vector<std::string_view> lines;
+    lines.reserve(offsets_.size());
+    for (size_t i = 0; i < offsets_.size(); ++i) {
+      size_t end = i + 1 < offsets_.size() ? offsets_[i + 1] : block_.size();
+      lines.push_back(std::string_view(block_).substr(offsets_[i], end - offsets_[i]));
+    }
+    absl::StatusOr<std::vector<std::vector<TokenId>>> ids = encoder_.EncodeBatch(lines, policy_);
+    if (!ids.ok()) {
+      // Rare: find the first failing line again, sequentially, to name it.
+      for (size_t i = 0; i < lines.size(); ++i) {
+        absl::StatusOr<std::vector<TokenId>> one = encoder_.Encode(lines[i], policy_);
+        if (!one.ok()) {
+          status_ = absl::InvalidArgumentError(
+              StrCat(input_, ":", first_line_ + i, ": ", one.status().message()));
+          break;
+        }
+      }
+      if (status_.ok()) status_ = ids.status();
+    }
+    std::string out;
+    for (size_t i = 0; status_.ok() && i < ids->size(); ++i) {
+      AppendIds((*ids)[i], out);
+      if (out.size() > (1 << 20)) {
+        std::fwrite(out.data(), 1, out.size(), stdout);
+        out.clear();
+      }
+    }
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    first_line_ += offsets_.size();
+    offsets_.clear();
+    block_.clear();
+  }
+
+  const Encoder& encoder_;
+  SpecialPolicy policy_;
+  std::string input_;
+  size_t block_bytes_;
+  std::string block_;
+  std::vector<size_t> offsets_;
+  uint64_t first_line_ = 1;
+  absl::Status status_;
+};
+
 }  // namespace
 
 int RunEncode(int argc, char** argv) {
   EncodeCommandOptions options;
-  FlagSet flags("encode", "--tokenizer tokenizer.json [FILE]",
+  FlagSet flags("encode", "--tokenizer FILE [FILE]",
                 "Encodes FILE (or stdin) into token ids: one output line of space-separated ids\n"
-                "per input line (the line's newline included in its ids).");
-  flags.AddString("tokenizer", &options.tokenizer, "tokenizer.json to encode with (required)");
+                "per input line (the line's newline included in its ids). The tokenizer is a\n"
+                "tokenizer.json or a .tiktoken file (with its .json sidecar, or the sidecar itself).");
+  flags.AddString("tokenizer", &options.tokenizer, "tokenizer.json or .tiktoken to encode with (required)");
   flags.AddBool("whole", &options.whole, "encode the whole input as one text: one output line");
   flags.AddChoice("specials", &options.specials, {"allow", "disallow", "text"},
                   "special tokens in the input: become their ids, are an error, or are encoded as text");
+  flags.AddInt("threads", &options.threads, "worker threads for line encoding (0: all cores)");
+  flags.AddSize("block-bytes", &options.block_bytes, "lines are encoded in parallel blocks of about this many bytes");
   ParsedInput parsed = ParseOneInput(flags, "encode", argc, argv);
   if (parsed.exit_code >= 0) return parsed.exit_code;
+  if (options.threads < 0) {
+    PrintError("encode", "--threads must be 0 (all cores) or more");
+    return kExitUsage;
+  }
   absl::StatusOr<std::unique_ptr<Encoder>> encoder = LoadEncoder(options.tokenizer);
   if (!encoder.ok()) {
     PrintError("encode", encoder.status());
@@ -92,36 +174,31 @@ int RunEncode(int argc, char** argv) {
   SpecialPolicy policy = options.specials == "allow"      ? SpecialPolicy::kAllow
                          : options.specials == "disallow" ? SpecialPolicy::kDisallow
                                                           : SpecialPolicy::kAsText;
-  std::string out;
+  tbb::global_control parallelism(
+      tbb::global_control::max_allowed_parallelism,
+      options.threads > 0 ? static_cast<size_t>(options.threads)
+                          : std::max(1u, std::thread::hardware_concurrency()));
   absl::Status status;
-  uint64_t line_number = 0;
-  auto encode_one = [&](std::string_view text) {
-    ++line_number;
-    if (!status.ok()) return;
-    absl::StatusOr<std::vector<TokenId>> ids = (*encoder)->Encode(text, policy);
-    if (!ids.ok()) {
-      status = absl::InvalidArgumentError(
-          StrCat(parsed.input, ":", line_number, ": ", ids.status().message()));
-      return;
-    }
-    AppendIds(*ids, out);
-    if (out.size() > (1 << 20)) {
-      std::fwrite(out.data(), 1, out.size(), stdout);
-      out.clear();
-    }
-  };
   if (options.whole) {
     absl::StatusOr<std::string> text = ReadFile(parsed.input);
     if (!text.ok()) {
       PrintError("encode", text.status());
       return kExitFailure;
     }
-    encode_one(*text);
+    absl::StatusOr<std::vector<TokenId>> ids = (*encoder)->Encode(*text, policy);
+    if (ids.ok()) {
+      std::string out;
+      AppendIds(*ids, out);
+      std::fwrite(out.data(), 1, out.size(), stdout);
+    } else {
+      status = absl::InvalidArgumentError(StrCat(parsed.input, ": ", ids.status().message()));
+    }
   } else {
-    absl::Status read = ForEachLine(parsed.input, encode_one);
+    LineEncoder lines(**encoder, policy, parsed.input, std::max<size_t>(1, options.block_bytes));
+    absl::Status read = ForEachLine(parsed.input, [&](std::string_view line) { lines.Add(line); });
+    status = lines.Finish();
     if (status.ok()) status = read;
   }
-  std::fwrite(out.data(), 1, out.size(), stdout);
   if (!status.ok()) {
     PrintError("encode", status);
     return kExitFailure;
@@ -131,10 +208,12 @@ int RunEncode(int argc, char** argv) {
 
 int RunDecode(int argc, char** argv) {
   DecodeCommandOptions options;
-  FlagSet flags("decode", "--tokenizer tokenizer.json [FILE]",
+  FlagSet flags("decode", "--tokenizer FILE [FILE]",
                 "Decodes lines of space-separated token ids from FILE (or stdin) back into the\n"
                 "exact bytes they encode. Newlines between lines are not added: they are ids too.");
-  flags.AddString("tokenizer", &options.tokenizer, "tokenizer.json to decode with (required)");
+  flags.AddString("tokenizer", &options.tokenizer, "tokenizer.json or .tiktoken to decode with (required)");
+  flags.AddBool("lossy", &options.lossy,
+                "write valid UTF-8: each invalid byte sequence of a line's text becomes U+FFFD");
   ParsedInput parsed = ParseOneInput(flags, "decode", argc, argv);
   if (parsed.exit_code >= 0) return parsed.exit_code;
   absl::StatusOr<std::unique_ptr<Encoder>> encoder = LoadEncoder(options.tokenizer);
@@ -145,27 +224,31 @@ int RunDecode(int argc, char** argv) {
   absl::Status status;
   uint64_t line_number = 0;
   std::vector<TokenId> ids;
+  std::string text;
   absl::Status read = ForEachLine(parsed.input, [&](std::string_view line) {
     ++line_number;
     if (!status.ok()) return;
     ids.clear();
-    for (absl::string_view field_view : absl::StrSplit(ToAbsl(line), absl::ByAnyChar(" \t\r\n"), absl::SkipEmpty())) {
+    for (absl::string_view field_view :
+         absl::StrSplit(ToAbsl(line), absl::ByAnyChar(" \t\r\n"), absl::SkipEmpty())) {
       std::string_view field = ToStd(field_view);
       uint32_t id;
       if (!ParseInt(field, &id)) {
-        status = absl::InvalidArgumentError(StrCat(parsed.input, ":", line_number, ": '",
-                                                         field, "' is not a token id"));
+        status = absl::InvalidArgumentError(
+            StrCat(parsed.input, ":", line_number, ": '", field, "' is not a token id"));
         return;
       }
       ids.push_back(id);
     }
-    absl::StatusOr<std::string> text = (*encoder)->Decode(ids);
-    if (!text.ok()) {
+    text.clear();
+    absl::Status decoded = (*encoder)->DecodeTo(ids, text);
+    if (!decoded.ok()) {
       status = absl::InvalidArgumentError(
-          StrCat(parsed.input, ":", line_number, ": ", text.status().message()));
+          StrCat(parsed.input, ":", line_number, ": ", decoded.message()));
       return;
     }
-    std::fwrite(text->data(), 1, text->size(), stdout);
+    if (options.lossy) text = ReplaceInvalidUtf8(text);
+    std::fwrite(text.data(), 1, text.size(), stdout);
   });
   if (status.ok()) status = read;
   if (!status.ok()) {

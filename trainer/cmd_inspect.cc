@@ -1,70 +1,195 @@
-// tokenmill inspect: describe a tokenmill file. Dispatches on what the file is (its magic
-// bytes or format); each kind of file has one branch that calls its library's Describe*.
+// tokenmill inspect FILE: what a tokenmill file holds. The file's kind is recognised from its
+// content by the entries of kInspectors, tried in order (the most specific formats first; the
+// tokenizer entry accepts any text, so it stays last). To inspect a new kind of file, add a
+// Recognize/Print pair and one line to kInspectors.
 #include <cstdio>
+#include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "absl/strings/str_format.h"
 #include "checkpoint/checkpoint.h"
 #include "commands.h"
-#include "common/file_util.h"
 #include "count/counts_file.h"
+#include "common/file_util.h"
+#include "common/strings.h"
 #include "flags.h"
+#include "model/encoder.h"
+#include "model/model_file.h"
+#include "model/model_stats.h"
+#include "model/text_display.h"
+#include "pretokenize/presets.h"
 
 namespace tokenmill::cli {
 namespace {
 
 struct InspectCommandOptions {
-  size_t top = 20;  // how many of the most frequent entries to list
+  size_t top = 20;     // entries to list: longest tokens, most frequent words
+  std::string corpus;  // tokenizers: measure compression on this text file
+};
+
+// One kind of file `inspect` understands.
+struct Inspector {
+  std::string_view kind;
+  // Whether `path`, whose first bytes are `head` (up to 4 KB), is of this kind.
+  bool (*recognize)(const std::string& path, std::string_view head);
+  // Prints the report on stdout; errors go through PrintError. Returns the exit code.
+  int (*print)(const std::string& path, const InspectCommandOptions& options);
+};
+
+int PrintDescription(const absl::StatusOr<std::string>& description) {
+  if (!description.ok()) {
+    PrintError("inspect", description.status());
+    return kExitFailure;
+  }
+  std::fputs(description->c_str(), stdout);
+  return std::fflush(stdout) == 0 ? kExitOk : kExitFailure;
+}
+
+// ---- word-count files (tokenmill count --output) ------------------------------
+
+bool RecognizeCounts(const std::string& path, std::string_view) { return IsCountsFile(path); }
+
+int PrintCounts(const std::string& path, const InspectCommandOptions& options) {
+  std::string description;
+  absl::Status status = DescribeCountsFile(path, options.top, &description);
+  if (!status.ok()) return PrintDescription(status);
+  return PrintDescription(description);
+}
+
+// ---- training checkpoints (tokenmill train) ----------------------------------
+
+bool RecognizeCheckpoint(const std::string& path, std::string_view) { return IsCheckpointFile(path); }
+
+int PrintCheckpoint(const std::string& path, const InspectCommandOptions&) {
+  absl::StatusOr<Checkpoint> checkpoint = ReadCheckpoint(path);
+  if (!checkpoint.ok()) return PrintDescription(checkpoint.status());
+  return PrintDescription(DescribeCheckpoint(*checkpoint));
+}
+
+// ---- tokenizers (tokenizer.json, .tiktoken, tiktoken sidecar) ----------------
+
+bool RecognizeTokenizer(const std::string&, std::string_view) { return true; }
+
+int PrintTokenizer(const std::string& path, const InspectCommandOptions& options) {
+  absl::StatusOr<ModelFormat> format = DetectModelFormat(path);
+  absl::StatusOr<BpeModel> model = format.ok() ? LoadModel(path) : format.status();
+  if (!model.ok()) {
+    PrintError("inspect", model.status());
+    return kExitFailure;
+  }
+  std::string out;
+  size_t specials = model->specials.size();
+  size_t regular = model->VocabSize() - specials;
+  size_t max_len = 0, total_len = 0;
+  for (TokenId id = 0; id < model->tokens.size(); ++id) {
+    max_len = std::max(max_len, model->tokens[id].size());
+    total_len += model->tokens[id].size();
+  }
+  StrAppend(&out, "file:          ", path, " (", ModelFormatName(*format), ")\n");
+  StrAppend(&out, "vocabulary:    ", model->VocabSize(), " tokens (", regular, " regular + ",
+            specials, " special), ids 0..", model->tokens.size() - 1, "\n");
+  StrAppend(&out, "merges:        ", model->merges.size(), ", applied by ",
+            model->priority == MergePriority::kTokenRank ? "token rank (tiktoken)"
+                                                          : "merge index (Hugging Face)",
+            "\n");
+  StrAppend(&out, "whole pieces:  ",
+            model->ignore_merges ? "a piece that is a token encodes as that token (ignore_merges)"
+                                 : "every piece goes through the merges",
+            "\n");
+  std::string_view pattern = model->pretokenizer.preset == "custom"
+                                 ? std::string_view(model->pretokenizer.pattern)
+                                 : PresetPattern(model->pretokenizer.preset);
+  StrAppend(&out, "pre-tokenizer: ", model->pretokenizer.preset, "\n");
+  StrAppend(&out, "pattern:       ", pattern, "\n");
+  StrAppend(&out, "special tokens:");
+  for (const SpecialToken& s : model->specials) StrAppend(&out, " ", s.content, "=", s.id);
+  StrAppend(&out, specials == 0 ? " none\n" : "\n");
+  out += absl::StrFormat("token bytes:   mean %.2f, max %d\n",
+                         model->VocabSize() ? double(total_len) / double(model->VocabSize()) : 0.0,
+                         max_len);
+  std::vector<TokenId> longest = LongestTokens(*model, options.top);
+  StrAppend(&out, "longest tokens:\n");
+  for (TokenId id : longest) {
+    out += absl::StrFormat("  %8d  %3d bytes  '%s'\n", id, model->tokens[id].size(),
+                           DisplayBytes(model->tokens[id]));
+  }
+  if (!options.corpus.empty()) {
+    absl::StatusOr<std::unique_ptr<Encoder>> encoder = Encoder::Create(*std::move(model));
+    absl::StatusOr<CorpusStats> stats =
+        encoder.ok() ? MeasureCorpus(**encoder, options.corpus) : encoder.status();
+    if (!stats.ok()) {
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      PrintError("inspect", stats.status());
+      return kExitFailure;
+    }
+    StrAppend(&out, "corpus:        ", options.corpus, "\n");
+    out += absl::StrFormat(
+        "  %d bytes, %d lines, %d characters, %d words -> %d tokens\n"
+        "  %.3f bytes/token, %.3f tokens/word, %.3f tokens/character\n"
+        "  encoded in %.2f s (%.1f MB/s, lines in parallel)\n",
+        stats->bytes, stats->lines, stats->characters, stats->words, stats->tokens,
+        stats->BytesPerToken(), stats->TokensPerWord(), stats->TokensPerCharacter(),
+        stats->seconds, stats->seconds > 0 ? double(stats->bytes) / 1e6 / stats->seconds : 0.0);
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? kExitOk : kExitFailure;
+}
+
+// Most specific first; the tokenizer reader accepts anything and reports what is wrong.
+constexpr Inspector kInspectors[] = {
+    {"counts", RecognizeCounts, PrintCounts},
+    {"checkpoint", RecognizeCheckpoint, PrintCheckpoint},
+    {"tokenizer", RecognizeTokenizer, PrintTokenizer},
 };
 
 }  // namespace
 
 int RunInspect(int argc, char** argv) {
   InspectCommandOptions options;
-  FlagSet flags("inspect", "[flags] FILE",
-                "Describes a tokenmill file: for a word-count file (tokenmill count --output),\n"
-                "its header (pre-tokenizer, special tokens, totals) and the most frequent words;\n"
-                "for a training checkpoint (tokenmill train), its configuration, merges done of\n"
-                "the target, corpus fingerprint and sizes.");
-  flags.AddSize("top", &options.top, "how many of the most frequent words to list");
-  absl::StatusOr<std::vector<std::string>> args = flags.Parse(argc, argv, 2);
-  if (!args.ok()) {
-    PrintError("inspect", args.status());
+  FlagSet flags("inspect", "FILE",
+                "Describes a tokenmill file, recognised by its content:\n"
+                "  a tokenizer (tokenizer.json or .tiktoken): vocab size, special tokens, pattern,\n"
+                "    longest tokens, and with --corpus the compression it achieves on your text;\n"
+                "  a word-count file (tokenmill count --output): its header (pre-tokenizer,\n"
+                "    special tokens, totals) and the most frequent words;\n"
+                "  a training checkpoint (tokenmill train): its configuration, merges done of\n"
+                "    the target, corpus fingerprint and sizes.");
+  flags.AddSize("top", &options.top, "how many entries to list (longest tokens, most frequent words)");
+  flags.AddString("corpus", &options.corpus,
+                  "text file to measure bytes/token and tokens/word on (lines as documents)");
+  absl::StatusOr<std::vector<std::string>> positional = flags.Parse(argc, argv, 2);
+  if (!positional.ok()) {
+    PrintError("inspect", positional.status());
     return kExitUsage;
   }
   if (flags.help_requested()) {
     std::fputs(flags.Help().c_str(), stdout);
     return kExitOk;
   }
-  if (args->size() != 1) {
-    PrintError("inspect", "give exactly one FILE to inspect");
+  if (positional->size() != 1) {
+    PrintError("inspect", "give exactly one file to inspect");
     return kExitUsage;
   }
-  const std::string& path = args->front();
-  if (absl::Status s = CheckReadableFile(path); !s.ok()) {
-    PrintError("inspect", s);
+  const std::string& path = (*positional)[0];
+  if (absl::Status readable = CheckReadableFile(path); !readable.ok()) {
+    PrintError("inspect", readable);
     return kExitFailure;
   }
-  std::string description;
-  absl::Status status;
-  if (IsCountsFile(path)) {
-    status = DescribeCountsFile(path, options.top, &description);
-  } else if (IsCheckpointFile(path)) {
-    absl::StatusOr<Checkpoint> checkpoint = ReadCheckpoint(path);
-    if (checkpoint.ok()) {
-      description = DescribeCheckpoint(*checkpoint);
-    } else {
-      status = checkpoint.status();
-    }
-  } else {
-    status = absl::InvalidArgumentError(
-        "'" + path + "' is not a file tokenmill can inspect (supported: word-count files, checkpoints)");
-  }
-  if (!status.ok()) {
-    PrintError("inspect", status);
+  std::string head(4096, '\0');
+  FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) {
+    PrintError("inspect", StrCat(path, ": cannot open"));
     return kExitFailure;
   }
-  std::fputs(description.c_str(), stdout);
-  return kExitOk;
+  head.resize(std::fread(head.data(), 1, head.size(), file));
+  std::fclose(file);
+  for (const Inspector& inspector : kInspectors) {
+    if (inspector.recognize(path, head)) return inspector.print(path, options);
+  }
+  PrintError("inspect", StrCat(path, ": not a file tokenmill knows"));
+  return kExitFailure;
 }
 
 }  // namespace tokenmill::cli

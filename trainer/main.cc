@@ -17,8 +17,10 @@ constexpr CommandEntry kCommands[] = {
     {"train", "train a byte-level BPE tokenizer on text files", tokenmill::cli::RunTrain},
     {"encode", "turn text into token ids, one output line per input line", tokenmill::cli::RunEncode},
     {"decode", "turn token ids back into the exact text", tokenmill::cli::RunDecode},
+    {"convert", "convert a tokenizer between tokenizer.json and .tiktoken", tokenmill::cli::RunConvert},
+    {"explain", "show the pieces and merges that turn a text into tokens", tokenmill::cli::RunExplain},
     {"count", "count the words of a corpus into a word-count file for train --counts", tokenmill::cli::RunCount},
-    {"inspect", "describe a tokenmill file (word counts: header and top words)", tokenmill::cli::RunInspect},
+    {"inspect", "describe a tokenmill file (tokenizer, word counts, checkpoint)", tokenmill::cli::RunInspect},
     {"pretokenize", "print the pieces the pre-tokenizer splits text into, one per line", tokenmill::cli::RunPretokenize},
 };
 

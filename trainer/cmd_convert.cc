@@ -1,0 +1,92 @@
+// tokenmill convert IN OUT: rewrites a tokenizer in another format, ids unchanged.
+// IN is read by content (tokenizer.json, .tiktoken, or a tiktoken sidecar); OUT's extension
+// picks the output: *.json -> Hugging Face tokenizer.json, *.tiktoken -> ranks file + its
+// sidecar OUT-stem.json. Refuses to overwrite the input (or the input's sidecar).
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "common/strings.h"
+#include "flags.h"
+#include "model/model_file.h"
+#include "model/tiktoken_file.h"
+
+namespace tokenmill::cli {
+namespace {
+
+struct ConvertCommandOptions {
+  bool force = false;  // overwrite existing output files
+};
+
+std::string Canonical(const std::string& path) {
+  std::error_code error;
+  std::filesystem::path canonical = std::filesystem::weakly_canonical(path, error);
+  return error ? path : canonical.string();
+}
+
+}  // namespace
+
+int RunConvert(int argc, char** argv) {
+  ConvertCommandOptions options;
+  FlagSet flags("convert", "IN OUT",
+                "Converts a byte-level BPE tokenizer between Hugging Face tokenizer.json and\n"
+                "tiktoken's .tiktoken (+ JSON sidecar with the pattern and special tokens).\n"
+                "IN is recognised by its content; OUT by its extension (.json or .tiktoken).\n"
+                "Ids are kept; encodings stay the same.");
+  flags.AddBool("force", &options.force, "overwrite output files that already exist");
+  absl::StatusOr<std::vector<std::string>> positional = flags.Parse(argc, argv, 2);
+  if (!positional.ok()) {
+    PrintError("convert", positional.status());
+    return kExitUsage;
+  }
+  if (flags.help_requested()) {
+    std::fputs(flags.Help().c_str(), stdout);
+    return kExitOk;
+  }
+  if (positional->size() != 2) {
+    PrintError("convert", "give exactly two arguments: IN OUT");
+    return kExitUsage;
+  }
+  const std::string& in = (*positional)[0];
+  const std::string& out = (*positional)[1];
+  absl::StatusOr<std::vector<std::string>> outputs = OutputFilesOf(out);
+  if (!outputs.ok()) {
+    PrintError("convert", outputs.status());
+    return kExitUsage;
+  }
+  std::vector<std::string> inputs = {Canonical(in)};
+  if (absl::StatusOr<ModelFormat> format = DetectModelFormat(in);
+      format.ok() && *format == ModelFormat::kTiktoken) {
+    inputs.push_back(Canonical(TiktokenSidecarPath(in)));
+    inputs.push_back(Canonical(TiktokenRanksPath(in)));
+  }
+  for (const std::string& file : *outputs) {
+    for (const std::string& input : inputs) {
+      if (Canonical(file) == input) {
+        PrintError("convert", StrCat("writing ", out, " would overwrite the input file ", file));
+        return kExitUsage;
+      }
+    }
+    if (!options.force && std::filesystem::exists(file)) {
+      PrintError("convert", StrCat(file, " already exists (use --force to overwrite it)"));
+      return kExitFailure;
+    }
+  }
+  absl::StatusOr<BpeModel> model = LoadModel(in);
+  if (!model.ok()) {
+    PrintError("convert", model.status());
+    return kExitFailure;
+  }
+  if (absl::Status saved = SaveModel(*model, out); !saved.ok()) {
+    PrintError("convert", saved);
+    return kExitFailure;
+  }
+  std::string written;
+  for (const std::string& file : *outputs) written += (written.empty() ? "" : " and ") + file;
+  std::fprintf(stderr, "tokenmill convert: wrote %s\n", written.c_str());
+  return kExitOk;
+}
+
+}  // namespace tokenmill::cli

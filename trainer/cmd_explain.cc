@@ -1,0 +1,134 @@
+// tokenmill explain --tokenizer T TEXT: why a text became the tokens it did. Prints each
+// pre-tokenized piece and, for each, the merges applied in priority order down to the final
+// tokens with their ids (or that the piece is a whole token, or a special token).
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "common/file_util.h"
+#include "common/strings.h"
+#include "flags.h"
+#include "model/encoder.h"
+#include "model/model_file.h"
+#include "model/text_display.h"
+
+namespace tokenmill::cli {
+namespace {
+
+struct ExplainCommandOptions {
+  std::string tokenizer;
+  std::string file;  // read the text from this file instead of the arguments
+  std::string specials = "allow";
+};
+
+std::string Quoted(std::string_view bytes) { return StrCat("'", DisplayBytes(bytes), "'"); }
+
+std::string PartsLine(const BpeModel& model, const std::vector<TokenId>& parts) {
+  std::string line;
+  for (TokenId id : parts) StrAppend(&line, line.empty() ? "" : " ", Quoted(model.tokens[id]));
+  return line;
+}
+
+void PrintPiece(const Encoder& encoder, size_t index, const ExplainedPiece& piece, std::string& out) {
+  const BpeModel& model = encoder.model();
+  StrAppend(&out, "piece ", index, ": ", Quoted(piece.text), " (", piece.text.size(), " bytes)\n");
+  if (piece.special_index >= 0) {
+    StrAppend(&out, "  special token -> ", piece.ids[0], "\n");
+    return;
+  }
+  if (piece.whole_token) {
+    StrAppend(&out, "  the whole piece is a token -> ", piece.ids[0],
+              " (no merges needed: the model encodes whole-token pieces directly)\n");
+    return;
+  }
+  std::vector<TokenId> parts;
+  for (unsigned char c : piece.text) parts.push_back(encoder.ByteToken(c));
+  StrAppend(&out, "  bytes:  ", PartsLine(model, parts), "\n");
+  const char* priority_name = model.priority == MergePriority::kTokenRank ? "rank" : "merge";
+  for (const MergeStep& step : piece.merges) {
+    parts[step.part] = step.result;
+    parts.erase(parts.begin() + static_cast<long>(step.part) + 1);
+    StrAppend(&out, "  ", priority_name, " ", step.priority, ": ", Quoted(model.tokens[step.left]),
+              " + ", Quoted(model.tokens[step.right]), " -> ", Quoted(model.tokens[step.result]),
+              " (", step.result, ")   ", PartsLine(model, parts), "\n");
+  }
+  StrAppend(&out, "  tokens:");
+  for (TokenId id : piece.ids) StrAppend(&out, " ", id);
+  out += "\n";
+}
+
+}  // namespace
+
+int RunExplain(int argc, char** argv) {
+  ExplainCommandOptions options;
+  FlagSet flags("explain", "--tokenizer FILE TEXT... | --file FILE",
+                "Shows how TEXT is encoded: its pre-tokenized pieces and, for each, the merges\n"
+                "applied in priority order (merge index for tokenizer.json, token rank for\n"
+                ".tiktoken) down to the final tokens and their ids. Several TEXT arguments are\n"
+                "joined with spaces.");
+  flags.AddString("tokenizer", &options.tokenizer, "tokenizer.json or .tiktoken (required)");
+  flags.AddString("file", &options.file, "explain the contents of this file instead of TEXT");
+  flags.AddChoice("specials", &options.specials, {"allow", "disallow", "text"},
+                  "special tokens in the text: become their ids, are an error, or are text");
+  absl::StatusOr<std::vector<std::string>> positional = flags.Parse(argc, argv, 2);
+  if (!positional.ok()) {
+    PrintError("explain", positional.status());
+    return kExitUsage;
+  }
+  if (flags.help_requested()) {
+    std::fputs(flags.Help().c_str(), stdout);
+    return kExitOk;
+  }
+  if (options.tokenizer.empty()) {
+    PrintError("explain", "--tokenizer is required");
+    return kExitUsage;
+  }
+  if (positional->empty() == options.file.empty()) {
+    PrintError("explain", "give the text as arguments or with --file, not both or neither");
+    return kExitUsage;
+  }
+  std::string text;
+  if (!options.file.empty()) {
+    absl::StatusOr<std::string> contents = ReadFile(options.file);
+    if (!contents.ok()) {
+      PrintError("explain", contents.status());
+      return kExitFailure;
+    }
+    text = *std::move(contents);
+  } else {
+    for (const std::string& arg : *positional) text += (text.empty() ? "" : " ") + arg;
+  }
+  absl::StatusOr<BpeModel> model = LoadModel(options.tokenizer);
+  if (!model.ok()) {
+    PrintError("explain", model.status());
+    return kExitFailure;
+  }
+  absl::StatusOr<std::unique_ptr<Encoder>> encoder = Encoder::Create(*std::move(model));
+  if (!encoder.ok()) {
+    PrintError("explain", encoder.status());
+    return kExitFailure;
+  }
+  SpecialPolicy policy = options.specials == "allow"      ? SpecialPolicy::kAllow
+                         : options.specials == "disallow" ? SpecialPolicy::kDisallow
+                                                          : SpecialPolicy::kAsText;
+  absl::StatusOr<std::vector<ExplainedPiece>> pieces = (*encoder)->Explain(text, policy);
+  if (!pieces.ok()) {
+    PrintError("explain", pieces.status());
+    return kExitFailure;
+  }
+  std::string out;
+  std::vector<TokenId> all;
+  for (size_t i = 0; i < pieces->size(); ++i) {
+    PrintPiece(**encoder, i + 1, (*pieces)[i], out);
+    all.insert(all.end(), (*pieces)[i].ids.begin(), (*pieces)[i].ids.end());
+  }
+  StrAppend(&out, "\n", text.size(), " bytes, ", pieces->size(), " pieces, ", all.size(), " tokens:");
+  for (TokenId id : all) StrAppend(&out, " ", id);
+  out += "\n";
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? kExitOk : kExitFailure;
+}
+
+}  // namespace tokenmill::cli
