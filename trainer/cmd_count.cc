@@ -23,11 +23,12 @@ void PrintSummary(const CorpusCounts& counts, double seconds, const std::string&
   const CountTotals t = counts.Totals();
   std::fprintf(stderr,
                "counted %llu files: %llu documents, %llu bytes, %llu words, %llu unique words "
-               "(%.2f s, %.1f MB/s)\n",
+               "(%.2f s, %.1f MB/s; table %.1f MB in memory)\n",
                static_cast<unsigned long long>(t.files), static_cast<unsigned long long>(t.documents),
                static_cast<unsigned long long>(t.bytes), static_cast<unsigned long long>(t.words),
                static_cast<unsigned long long>(t.unique_words), seconds,
-               seconds > 0 ? static_cast<double>(t.bytes) / 1e6 / seconds : 0.0);
+               seconds > 0 ? static_cast<double>(t.bytes) / 1e6 / seconds : 0.0,
+               static_cast<double>(counts.words.MemoryBytes()) / 1e6);
   if (t.invalid_utf8 > 0 || t.nul_bytes > 0) {
     std::fprintf(stderr,
                  "note: the text holds %llu invalid UTF-8 sequences and %llu NUL bytes; they are "
