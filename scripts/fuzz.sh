@@ -29,7 +29,9 @@ if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DTOKENMILL_BUILD_FUZZERS=ON \
     -DTOKENMILL_BUILD_TESTS=OFF -DTOKENMILL_BUILD_BENCHMARKS=OFF >/dev/null
 fi
-cmake --build "$build_dir" -j "${FUZZ_JOBS:-$(nproc)}" --target "${target}_fuzz"
+# One build at a time in the folder (ci_hardening.sh runs two targets at once).
+flock "$build_dir/.fuzz-build.lock" \
+  cmake --build "$build_dir" -j "${FUZZ_JOBS:-$(nproc)}" --target "${target}_fuzz"
 
 corpus="$build_dir/corpus/$target"
 findings="$build_dir/findings/$target"
