@@ -71,7 +71,16 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Create(BpeModel model, Encoder
       new Encoder(std::move(model), options, std::move(pretokenizer), std::move(specials)));
 }
 
+PieceCache* Encoder::LocalCache() const {
+  return options_.cache_entries == 0 ? nullptr : &caches_.local();
+}
+
 void Encoder::EncodePiece(std::string_view piece, std::vector<TokenId>& out) const {
+  EncodePieceCached(piece, LocalCache(), out);
+}
+
+void Encoder::EncodePieceCached(std::string_view piece, PieceCache* cache,
+                                std::vector<TokenId>& out) const {
   if (piece.size() <= 1) {
     if (piece.empty()) return;  // the PreTokenizer contract rules these out; be safe anyway
     out.push_back(byte_token_[static_cast<unsigned char>(piece[0])]);
@@ -84,20 +93,20 @@ void Encoder::EncodePiece(std::string_view piece, std::vector<TokenId>& out) con
       return;
     }
   }
-  if (piece.size() > options_.max_cached_piece || options_.cache_entries == 0) {
+  if (piece.size() > options_.max_cached_piece || cache == nullptr) {
     bpe_.Encode(piece, out);
     return;
   }
-  PieceCache& cache = caches_.local();
-  uint64_t hash = HashBytes(piece);
-  if (cache.Lookup(piece, hash, out)) return;
+  uint64_t hash = HashPiece(piece);
+  if (cache->Lookup(piece, hash, out)) return;
   size_t start = out.size();
   bpe_.Encode(piece, out);
-  cache.Insert(piece, hash, out.data() + start, out.size() - start);
+  cache->Insert(piece, hash, out.data() + start, out.size() - start);
 }
 
 void Encoder::EncodeOrdinary(std::string_view text, std::vector<TokenId>& out) const {
-  pretokenizer_->Split(text, [&](std::string_view piece) { EncodePiece(piece, out); });
+  PieceCache* cache = LocalCache();
+  pretokenizer_->Split(text, [&](std::string_view piece) { EncodePieceCached(piece, cache, out); });
 }
 
 template <typename OnSegment>

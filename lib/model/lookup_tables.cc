@@ -1,13 +1,16 @@
 #include "model/lookup_tables.h"
 
 #include <bit>
+#include <cstring>
 
 #include "model/byte_hash.h"
 
 namespace tokenmill {
 namespace {
 
-size_t TableSize(size_t count) { return std::bit_ceil(std::max<size_t>(16, count * 2)); }
+// Load factor between 0.4 and 0.8: small tables stay in cache; linear probing keeps the extra
+// probes of a fuller table on the same cache line.
+size_t TableSize(size_t count) { return std::bit_ceil(std::max<size_t>(16, count + count / 4)); }
 
 }  // namespace
 
@@ -23,11 +26,40 @@ void PairTable::Build(const std::vector<std::pair<uint64_t, PairMerge>>& entries
 }
 
 void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector<bool>& skip) {
-  index_.clear();
-  index_.reserve(tokens.size());
+  size_t count = 0;
+  for (size_t id = 0; id < tokens.size(); ++id) count += !skip[id] && !tokens[id].empty();
+  size_t size = TableSize(count);
+  slots_.assign(size, Slot{});
+  mask_ = size - 1;
+  long_keys_.clear();
   for (size_t id = 0; id < tokens.size(); ++id) {
-    if (skip[id] || tokens[id].empty()) continue;
-    index_.emplace(tokens[id], static_cast<TokenId>(id));
+    if (!skip[id] && !tokens[id].empty()) Insert(tokens[id], static_cast<TokenId>(id));
+  }
+}
+
+void TokenTable::Insert(std::string_view bytes, TokenId id) {
+  Slot slot_value;
+  slot_value.size = static_cast<uint32_t>(bytes.size());
+  slot_value.id = id;
+  if (bytes.size() <= kMaxPackedKey) {
+    slot_value.key = PackKey(bytes.data(), bytes.size());
+  } else {
+    slot_value.key = {long_keys_.size(), 0};
+    long_keys_.append(bytes);
+  }
+  size_t slot = HashPiece(bytes) & mask_;
+  while (slots_[slot].size != 0) slot = (slot + 1) & mask_;
+  slots_[slot] = slot_value;
+}
+
+TokenId TokenTable::FindLong(std::string_view bytes) const {
+  for (size_t slot = HashBytes(bytes) & mask_;; slot = (slot + 1) & mask_) {
+    const Slot& s = slots_[slot];
+    if (s.size == 0) return kMissing;
+    if (s.size == bytes.size() &&
+        std::memcmp(long_keys_.data() + s.key.w0, bytes.data(), bytes.size()) == 0) {
+      return s.id;
+    }
   }
 }
 

@@ -10,7 +10,6 @@
 #include <string_view>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "model/bpe_model.h"
 #include "model/byte_hash.h"
 
@@ -57,20 +56,36 @@ class TokenTable {
  public:
   static constexpr TokenId kMissing = UINT32_MAX;
 
-  // `tokens[id]` as in BpeModel; ids in `skip` (specials) and gaps are left out. The table
-  // keeps views into `tokens`, which must outlive it unchanged.
+  // `tokens[id]` as in BpeModel; ids in `skip` (specials) and gaps are left out.
   void Build(const std::vector<std::string>& tokens, const std::vector<bool>& skip);
 
   TokenId Find(std::string_view bytes) const {
-    auto it = index_.find(bytes);
-    return it == index_.end() ? kMissing : it->second;
+    size_t n = bytes.size();
+    if (n <= kMaxPackedKey) {
+      PackedKey key = PackKey(bytes.data(), n);
+      for (size_t slot = HashPacked(key, n) & mask_;; slot = (slot + 1) & mask_) {
+        const Slot& s = slots_[slot];
+        if (s.size == n && s.key == key) return s.id;
+        if (s.size == 0) return kMissing;
+      }
+    }
+    return FindLong(bytes);
   }
 
  private:
-  struct Hash {
-    size_t operator()(std::string_view s) const { return HashBytes(s); }
+  // One token; keys of up to 16 bytes inline (one memory access per probe), longer ones as
+  // {offset into long_keys_, 0}. size == 0 marks an empty slot.
+  struct Slot {
+    PackedKey key{0, 0};
+    uint32_t size = 0;
+    TokenId id = kMissing;
   };
-  absl::flat_hash_map<std::string_view, TokenId, Hash> index_;
+  TokenId FindLong(std::string_view bytes) const;
+  void Insert(std::string_view bytes, TokenId id);
+
+  std::vector<Slot> slots_{Slot{}};
+  size_t mask_ = 0;
+  std::string long_keys_;
 };
 
 }  // namespace tokenmill

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/bpe_model.h"
+#include "model/byte_hash.h"
 
 namespace tokenmill {
 
@@ -17,7 +18,8 @@ class PieceCache {
  public:
   explicit PieceCache(size_t capacity) : capacity_(capacity) {}
 
-  // Appends the cached ids of `piece` (whose HashBytes is `hash`) to `out`; false if absent.
+  // Appends the cached ids of `piece` (whose HashPiece is `hash`) to `out`; false if absent.
+  // Pieces longer than 65535 bytes are never cached.
   bool Lookup(std::string_view piece, uint64_t hash, std::vector<TokenId>& out) const;
 
   // Remembers that `piece` encodes to ids[0..count).
@@ -26,13 +28,19 @@ class PieceCache {
   size_t size() const { return size_; }
 
  private:
+  // Keys of up to 16 bytes and up to 3 ids are kept inline (one memory access for most
+  // lookups); longer keys / more ids live in keys_ / ids_ at the offsets in key.w0 / ids[0].
   struct Slot {
-    uint64_t hash = 0;
-    uint32_t key_offset = 0;
-    uint32_t key_size = 0;  // 0: empty slot (pieces are never empty)
-    uint32_t ids_offset = 0;
-    uint32_t ids_size = 0;
+    PackedKey key{0, 0};
+    uint16_t size = 0;   // key bytes; 0: empty slot (pieces are never empty)
+    uint16_t count = 0;  // ids
+    uint32_t ids[3] = {0, 0, 0};
   };
+  bool KeyEquals(const Slot& slot, std::string_view piece, PackedKey packed) const {
+    if (slot.size != piece.size()) return false;
+    if (piece.size() <= kMaxPackedKey) return slot.key == packed;
+    return BytesEqual(keys_.data() + slot.key.w0, piece.data(), piece.size());
+  }
   void Clear();
 
   size_t capacity_;
