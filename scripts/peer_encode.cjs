@@ -5,6 +5,9 @@
 //
 //   node scripts/peer_encode.cjs tiktoken ENCODING_NAME FILE [--whole]
 //   node scripts/peer_encode.cjs hf TOKENIZER_JSON FILE [--whole]
+// --time also prints, on stderr, the time spent in the peer's encode calls alone (no start-up,
+// no vocabulary loading, no file reading, no output): "encode_s=S bytes=B tokens=T MB/s=R".
+// --no-output skips printing the ids (for timing).
 //
 // Peers come from scripts/.peers/node_modules (scripts/install_peers.sh puts them there).
 // Special tokens in the text become their ids (tiktoken: allowed_special = "all"; Hugging
@@ -21,6 +24,8 @@ async function main() {
     process.exit(2);
   }
   const whole = rest.includes("--whole");
+  const time = rest.includes("--time");
+  const noOutput = rest.includes("--no-output");
   let encode;
   if (kind === "tiktoken") {
     const { get_encoding } = require(path.join(peers, "tiktoken"));
@@ -54,14 +59,25 @@ async function main() {
     out = [];
     size = 0;
   };
-  for (const bytes of texts) {
-    const ids = await encode(bytes.toString("utf8"));
+  const strings = texts.map((bytes) => bytes.toString("utf8"));
+  let seconds = 0;
+  let tokens = 0;
+  for (const text of strings) {
+    const start = process.hrtime.bigint();
+    const ids = await encode(text);
+    seconds += Number(process.hrtime.bigint() - start) / 1e9;
+    tokens += ids.length;
+    if (noOutput) continue;
     const line = Array.prototype.join.call(ids, " ") + "\n";
     out.push(line);
     size += line.length;
     if (size > 1 << 20) flush();
   }
   flush();
+  if (time) {
+    const mbps = data.length / 1e6 / seconds;
+    console.error(`encode_s=${seconds.toFixed(3)} bytes=${data.length} tokens=${tokens} MB/s=${mbps.toFixed(3)}`);
+  }
 }
 
 main().catch((e) => {
