@@ -140,10 +140,33 @@ TEST(TrainCli, HfCompatPutsSpecialTokensFirst) {
   EXPECT_EQ(model->VocabSize(), 400u);
 }
 
+TEST(TrainCli, TiktokenFormatWritesRanksAndSidecarThatEncodeLikeTheJson) {
+  TempDir dir;
+  std::string text = SampleText(60000);
+  std::string corpus = dir.Write("corpus.txt", text);
+  std::string ranks = dir.File("tok.tiktoken"), json = dir.File("tok.json.json");
+  auto r = RunCli({"train", "--vocab-size", "600", "--special-token", "<|endoftext|>",
+                   "--format", "tiktoken", "--quiet", "--output", ranks, corpus});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(ranks));
+  EXPECT_TRUE(std::filesystem::exists(dir.File("tok.json")));  // the sidecar
+  r = RunCli({"train", "--vocab-size", "600", "--special-token", "<|endoftext|>", "--quiet",
+              "--output", json, corpus});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string sample = text.substr(0, 5000) + "<|endoftext|>";
+  auto from_ranks = RunCli({"encode", "--whole", "--tokenizer", ranks}, sample);
+  auto from_json = RunCli({"encode", "--whole", "--tokenizer", json}, sample);
+  ASSERT_EQ(from_ranks.exit_code, 0) << from_ranks.err;
+  EXPECT_EQ(from_ranks.out, from_json.out);
+  auto decoded = RunCli({"decode", "--tokenizer", ranks}, from_ranks.out);
+  EXPECT_EQ(decoded.out, sample);
+}
+
 TEST(TrainCli, HelpListsTheTrainerFlags) {
   auto help = RunCli({"train", "--help"});
   for (const char* flag : {"--min-frequency", "--max-token-length", "--special-tokens-at",
-                           "--hf-compat", "--threads", "--verbose", "--log-every", "--progress"}) {
+                           "--hf-compat", "--threads", "--verbose", "--log-every", "--progress",
+                           "--format=hf|tiktoken"}) {
     EXPECT_THAT(help.out, HasSubstr(flag));
   }
 }
