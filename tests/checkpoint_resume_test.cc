@@ -101,7 +101,9 @@ TEST_P(InterruptedTraining, ResumesToTheIdenticalTokenizer) {
       ++sigints;
     } else {
       ASSERT_TRUE(WIFSIGNALED(status));
-      ASSERT_EQ(WTERMSIG(status), SIGKILL);
+      // SIGINT can also kill the process outright when it lands in the few milliseconds of
+      // start-up before the train command installs its handler (nothing was done yet).
+      ASSERT_TRUE(WTERMSIG(status) == SIGKILL || WTERMSIG(status) == SIGINT) << WTERMSIG(status);
       ++sigkills;
     }
     // Whatever happened, a checkpoint that exists is complete and loadable.

@@ -159,6 +159,8 @@ int RunTrain(int argc, char** argv) {
   FlagSet flags("train", kTrainUsage, kTrainDescription);
   RegisterTrainFlags(flags, &options);
 
+  // From here on the first SIGINT/SIGTERM asks for an orderly stop (see train_checkpointing.h).
+  InterruptGuard interrupt_guard;
   std::vector<std::pair<std::string, std::string>> flags_values;
   absl::StatusOr<std::vector<std::string>> inputs = flags.Parse(argc, argv, 2);
   if (!inputs.ok()) {
@@ -254,7 +256,6 @@ int RunTrain(int argc, char** argv) {
     }
   }
 
-  InterruptGuard interrupt_guard;
   auto start = std::chrono::steady_clock::now();
   Checkpoint base;
   CorpusCounts counts;

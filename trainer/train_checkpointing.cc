@@ -74,6 +74,13 @@ bool IsHarmlessSetting(std::string_view name) {
 std::string CheckpointPath(const CheckpointCommandOptions& options, const std::string& output) {
   if (options.checkpoint == "none") return "";
   if (!options.checkpoint.empty()) return options.checkpoint;
+  // An output that is a device or a pipe (/dev/stdout, /dev/full) has no folder of its own to
+  // hold OUTPUT.ckpt: no checkpoint unless --checkpoint names one.
+  std::error_code ec;
+  auto status = std::filesystem::status(output, ec);
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    return "";
+  }
   return output + ".ckpt";
 }
 

@@ -43,7 +43,8 @@ void AddCheckpointFlags(FlagSet& flags, CheckpointCommandOptions* options);
 // The flags that never change the trained tokenizer, so they may differ on resume.
 bool IsHarmlessSetting(std::string_view flag_name);
 
-// The checkpoint path these options give for `output` ("" when checkpoints are off).
+// The checkpoint path these options give for `output` ("" when checkpoints are off, or when
+// `output` is an existing non-regular file such as /dev/stdout and --checkpoint is not given).
 std::string CheckpointPath(const CheckpointCommandOptions& options, const std::string& output);
 
 // Resuming. `register_flags` adds the train command's flags to a FlagSet bound to a fresh
