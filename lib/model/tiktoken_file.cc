@@ -106,7 +106,11 @@ absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view r
   }
 
   std::vector<uint32_t> line_of_rank;  // 0 = no line yet
-  model.tokens.reserve(static_cast<size_t>(std::count(ranks.begin(), ranks.end(), '\n')) + 1);
+  const size_t max_lines = static_cast<size_t>(std::count(ranks.begin(), ranks.end(), '\n')) + 1;
+  model.tokens.reserve(max_lines);
+  // Ranks run 0..N-1 except where specials sit, so a larger rank must leave a gap: refuse it
+  // before sizing tables by it (a 2-line file must not make us allocate gigabytes).
+  const uint64_t rank_limit = uint64_t{max_lines} + sidecar.specials.size();
   size_t line_number = 0;
   size_t pos = 0;
   while (pos < ranks.size()) {
@@ -129,6 +133,11 @@ absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view r
     uint32_t rank;
     if (!ParseInt(rank_text, &rank) || rank == UINT32_MAX) {
       return LineError(ranks_source, line_number, StrCat("'", rank_text, "' is not a rank"));
+    }
+    if (rank >= rank_limit) {
+      return LineError(ranks_source, line_number,
+                       StrCat("rank ", rank, " leaves a gap: the file has only ", max_lines,
+                              " lines (ranks run 0, 1, 2, ... except where a special token sits)"));
     }
     if (rank >= line_of_rank.size()) line_of_rank.resize(size_t{rank} + 1, 0);
     if (line_of_rank[rank] != 0) {
