@@ -20,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "model/hf_json.h"
+#include "model/tiktoken_file.h"
 #include "reference/cli_runner.h"
 
 namespace tokenmill {
@@ -117,6 +118,21 @@ TEST(BadInput, HugeTokenIdsInTokenizerJsonAreErrorsNotAllocations) {
     absl::StatusOr<BpeModel> model = FromHfJson(json, "huge_ids.json");
     ASSERT_FALSE(model.ok());
     EXPECT_THAT(std::string(model.status().message()), HasSubstr("huge_ids.json"));
+    EXPECT_LT(PeakRssKb() - before, 64 * 1024);
+  }
+}
+
+// Fuzzer finding (tiktoken_fuzz): a rank near 2^32 on one line of a .tiktoken file sized the
+// rank tables by it (a 3 GB allocation for rank 791788126, std::bad_alloc abort beyond RAM).
+TEST(BadInput, HugeRanksInTiktokenFilesAreErrorsNotAllocations) {
+  const std::string sidecar =
+      R"({"name": "t", "pattern": "\\s+", "special_tokens": {}, "n_ranks": null, "explicit_n_vocab": null})";
+  for (const std::string ranks : {"AA== 0\nAQ== 791788126\n", "AA== 4294967294\n"}) {
+    SCOPED_TRACE(ranks);
+    long before = PeakRssKb();
+    absl::StatusOr<BpeModel> model = FromTiktoken(ranks, "huge.tiktoken", sidecar, "huge.json");
+    ASSERT_FALSE(model.ok());
+    EXPECT_THAT(std::string(model.status().message()), HasSubstr("huge.tiktoken:"));
     EXPECT_LT(PeakRssKb() - before, 64 * 1024);
   }
 }
