@@ -502,9 +502,13 @@ absl::StatusOr<TrainResult> Trainer::Run() {
   auto lap = [&](const char* phase) { result_.phase_seconds.emplace_back(phase, clock.Lap()); };
   if (options_.special_tokens_at == SpecialTokensAt::kStart) AddSpecialTokens();
   {
-    const std::vector<std::pair<std::string_view, uint64_t>> sorted = counts_.Sorted();
-    TM_RETURN_IF_ERROR(BuildAlphabet(sorted));
-    TM_RETURN_IF_ERROR(BuildWords(sorted));
+    // The words in the table's own order: nothing downstream depends on word order (counts
+    // are exact sums, word lists are sets, ties go by bytes or ids), so no sort is needed.
+    std::vector<std::pair<std::string_view, uint64_t>> words;
+    words.reserve(counts_.unique_words());
+    counts_.ForEach([&](std::string_view word, uint64_t count) { words.emplace_back(word, count); });
+    TM_RETURN_IF_ERROR(BuildAlphabet(words));
+    TM_RETURN_IF_ERROR(BuildWords(words));
   }
   if (owned_ != nullptr) *owned_ = WordCounts();  // the words live on in words_
   lap("words");

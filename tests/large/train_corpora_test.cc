@@ -1,0 +1,89 @@
+// The trainer on the full shared corpora: the same model for 1, 2 and 8 threads, and resuming
+// from an interrupted run's merges gives the uninterrupted model. Label "large" (seconds to
+// minutes; sanitizer runs skip it).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "count/count_text.h"
+#include "count/word_counts.h"
+#include "pretokenize/pretokenizer.h"
+#include "train/bpe_trainer.h"
+
+namespace tokenmill {
+namespace {
+
+// The GPT-2 word counts of ../shared/corpora/NAME.txt.zst (lines as documents), or null if the
+// corpus is missing.
+std::unique_ptr<WordCounts> CountSharedCorpus(const std::string& name) {
+  std::string path = std::string(TOKENMILL_SHARED_DIR) + "/corpora/" + name + ".txt.zst";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(("zstd -dc '" + path + "' 2>/dev/null").c_str(), "r"),
+                                            pclose);
+  if (pipe == nullptr) return nullptr;
+  std::string text;
+  char buffer[1 << 16];
+  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe.get())) > 0;) text.append(buffer, n);
+  if (text.empty()) return nullptr;
+  auto counts = std::make_unique<WordCounts>();
+  auto pretokenizer = PreTokenizer::Create(PreTokenizerConfig{}).value();
+  std::string_view all(text);
+  for (size_t start = 0; start < all.size();) {
+    size_t newline = all.find('\n', start);
+    size_t end = newline == std::string_view::npos ? all.size() : newline + 1;
+    CountDocument(all.substr(start, end - start), *pretokenizer, nullptr, *counts);
+    start = end;
+  }
+  return counts;
+}
+
+class TrainCorpus : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(TrainCorpus, SameModelForOneTwoAndEightThreads) {
+  std::unique_ptr<WordCounts> counts = CountSharedCorpus(GetParam());
+  if (counts == nullptr) GTEST_SKIP() << "shared corpus " << GetParam() << " not found";
+  TrainResult first;
+  for (int threads : {1, 2, 8}) {
+    TrainerOptions options;
+    options.vocab_size = 30000;
+    options.hf_compat = true;
+    options.threads = threads;
+    absl::StatusOr<TrainResult> result = TrainBpe(*counts, options);
+    ASSERT_TRUE(result.ok()) << result.status();
+    ASSERT_TRUE(result->model.Validate().ok());
+    if (threads == 1) {
+      first = *std::move(result);
+    } else {
+      EXPECT_TRUE(result->model == first.model) << threads << " threads differ from 1";
+      EXPECT_EQ(result->merge_counts, first.merge_counts);
+    }
+  }
+}
+
+TEST_P(TrainCorpus, ResumingAnInterruptedRunGivesTheSameModel) {
+  std::unique_ptr<WordCounts> counts = CountSharedCorpus(GetParam());
+  if (counts == nullptr) GTEST_SKIP() << "shared corpus " << GetParam() << " not found";
+  TrainerOptions options;
+  options.vocab_size = 20000;
+  absl::StatusOr<TrainResult> full = TrainBpe(*counts, options);
+  ASSERT_TRUE(full.ok()) << full.status();
+  TrainControl interrupt;
+  interrupt.after_merge = [](const MergeEvent& e) { return e.merges_done < 7777; };
+  absl::StatusOr<TrainResult> partial = TrainBpe(*counts, options, interrupt);
+  ASSERT_TRUE(partial.ok()) << partial.status();
+  ASSERT_TRUE(partial->interrupted);
+  TrainControl resume;
+  for (const Merge& m : partial->model.merges) {
+    resume.resume_merges.emplace_back(partial->model.tokens[m.left], partial->model.tokens[m.right]);
+  }
+  absl::StatusOr<TrainResult> resumed = TrainBpe(*counts, options, resume);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_TRUE(resumed->model == full->model);
+  EXPECT_EQ(resumed->merge_counts, full->merge_counts);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shared, TrainCorpus, ::testing::Values("brown", "linux_docs"));
+
+}  // namespace
+}  // namespace tokenmill
