@@ -19,13 +19,12 @@
 #include "train/bpe_trainer.h"
 
 #include <algorithm>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-#include <atomic>
 #include <chrono>
 #include <limits>
 #include <optional>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "absl/container/flat_hash_set.h"
 #include "common/byte_level.h"
