@@ -336,6 +336,7 @@ int RunTrain(int argc, char** argv) {
     PrintError("train", s);
     return kExitFailure;
   }
+  RemoveStaleTemporaries(options.output);
   absl::Status saved = options.format == "tiktoken" ? SaveTiktoken(result->model, options.output)
                                                       : SaveHfJson(result->model, options.output);
   if (!saved.ok()) {

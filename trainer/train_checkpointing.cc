@@ -32,6 +32,8 @@ double NowSeconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+}  // namespace
+
 // A run killed (SIGKILL, power loss) while writing leaves its temporary file behind
 // (WriteFileAtomically names them PATH.tmp.XXXXXX); the next writer of PATH removes them.
 void RemoveStaleTemporaries(const std::string& path) {
@@ -46,7 +48,6 @@ void RemoveStaleTemporaries(const std::string& path) {
   }
 }
 
-}  // namespace
 
 void AddCheckpointFlags(FlagSet& flags, CheckpointCommandOptions* options) {
   flags.AddString("checkpoint", &options->checkpoint,

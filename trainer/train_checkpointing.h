@@ -63,6 +63,10 @@ absl::Status ResumeSettings(const Checkpoint& checkpoint, int argc, char** argv,
 // A change is an error naming the file, unless `ignore_change` (then a warning on stderr).
 absl::Status CheckCorpusUnchanged(const Checkpoint& checkpoint, bool ignore_change);
 
+// A run killed (SIGKILL, power loss) while writing PATH atomically leaves its temporary file
+// PATH.tmp.XXXXXX behind; this removes such files. Call it before writing PATH again.
+void RemoveStaleTemporaries(const std::string& path);
+
 // SIGINT/SIGTERM handling for the life of the object: the first signal is recorded (see
 // signal_number()); a second one ends the process at once with 128 + signal.
 class InterruptGuard {
