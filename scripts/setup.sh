@@ -4,9 +4,10 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config git zstd
+  build-essential cmake ninja-build pkg-config git zstd time
   libtbb-dev libabsl-dev libhyperscan-dev libzstd-dev zlib1g-dev libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev libpcre2-dev
+  clang libclang-rt-14-dev
 )
 
 missing=()
