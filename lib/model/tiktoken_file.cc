@@ -134,6 +134,11 @@ absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view r
     if (!ParseInt(rank_text, &rank) || rank == UINT32_MAX) {
       return LineError(ranks_source, line_number, StrCat("'", rank_text, "' is not a rank"));
     }
+    if (auto it = special_of_id.find(rank); it != special_of_id.end()) {
+      return LineError(ranks_source, line_number,
+                       StrCat("rank ", rank, " is the id of special token '", it->second->content,
+                              "' in ", sidecar_source));
+    }
     if (rank >= rank_limit) {
       return LineError(ranks_source, line_number,
                        StrCat("rank ", rank, " leaves a gap: the file has only ", max_lines,
@@ -143,11 +148,6 @@ absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view r
     if (line_of_rank[rank] != 0) {
       return LineError(ranks_source, line_number,
                        StrCat("rank ", rank, " is already given on line ", line_of_rank[rank]));
-    }
-    if (auto it = special_of_id.find(rank); it != special_of_id.end()) {
-      return LineError(ranks_source, line_number,
-                       StrCat("rank ", rank, " is the id of special token '", it->second->content,
-                              "' in ", sidecar_source));
     }
     line_of_rank[rank] = static_cast<uint32_t>(line_number);
     if (rank >= model.tokens.size()) model.tokens.resize(size_t{rank} + 1);
