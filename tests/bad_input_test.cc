@@ -239,7 +239,8 @@ TEST(BadInput, NulBytesAndInvalidUtf8AreTrainedOnLosslessly) {
   TempDir dir;
   std::string text;
   for (int i = 0; i < 50; ++i) {
-    text += std::string("a\0b \xff\xfe caf\xc3\xa9 \xed\xa0\x80 \xc0\xaf hello\0\0 world\n", 37);
+    static constexpr char kLine[] = "a\0b \xff\xfe caf\xc3\xa9 \xed\xa0\x80 \xc0\xaf hello\0\0 world\n";
+    text += std::string(kLine, sizeof(kLine) - 1);  // NULs inside: not a C string
   }
   std::string corpus = dir.Write("binary.txt", text);
   std::string tokenizer = dir.File("tok.json");
