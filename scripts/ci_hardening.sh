@@ -5,11 +5,15 @@
 #     batched merges, batch encoding, special-token matching from many threads).
 #  2. Each libFuzzer target (tests/fuzz) for FUZZ_SECONDS (default 60), two at a time, from its
 #     seed corpus: any crash, sanitizer report or broken property fails the job.
-# Usage: scripts/ci_hardening.sh [tsan|fuzz|all]   Env: FUZZ_SECONDS, TSAN_BUILD_DIR, FUZZ_BUILD_DIR.
-# Known limit of step 1: Debian's libtbb is not built with -fsanitize=thread, so TSan does not
-# see oneTBB's own synchronization and reports races at pipeline hand-offs (e.g. the serial
-# BatchReader::NextTicket stage run by different workers in turn). Until an instrumented oneTBB
-# is available, `tsan` fails on those reports; `fuzz` is the part fit for CI today.
+# Usage: scripts/ci_hardening.sh [tsan|fuzz|all]
+# Env: FUZZ_SECONDS, TSAN_BUILD_DIR, TSAN_DEPS_DIR, FUZZ_BUILD_DIR.
+# Step 1 links against oneTBB and Abseil built with -fsanitize=thread (scripts/build_tsan_deps.sh,
+# from Debian's sources of the installed versions, cached in TSAN_DEPS_DIR, default
+# build-tsan-deps/): Debian's own libtbb and libabsl_* are not instrumented, so TSan would not
+# see oneTBB's synchronization nor absl::Mutex and would report false races at every hand-off
+# between workers (e.g. the serial BatchReader::NextTicket stage run by different workers in
+# turn, the Hyperscan scratch pool of SpecialTokenMatcher). The job checks with ldd that every
+# test executable loads the instrumented libraries. The normal builds keep Debian's.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -24,13 +28,29 @@ TSAN_FILTER='^(BatchReader|CountCorpus|WordCounts|CountsFile|TrainBpe|Encoder|Sp
 if [[ $what == tsan || $what == all ]]; then
   echo "== ThreadSanitizer: parallel stages"
   tsan_dir=${TSAN_BUILD_DIR:-"$root/build-tsan"}
-  if [[ ! -f "$tsan_dir/CMakeCache.txt" ]]; then
-    generator=()
-    if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
-    cmake -S "$root" -B "$tsan_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DTOKENMILL_SANITIZE=thread -DTOKENMILL_BUILD_BENCHMARKS=OFF >/dev/null
+  deps=$(scripts/build_tsan_deps.sh "${TSAN_DEPS_DIR:-$root/build-tsan-deps}")
+  generator=()
+  if [[ ! -f "$tsan_dir/CMakeCache.txt" ]] && command -v ninja >/dev/null 2>&1; then
+    generator=(-G Ninja)
   fi
-  cmake --build "$tsan_dir" -j "$(nproc)" --target tokenmill "${TSAN_TARGETS[@]}"
+  # TBB_DIR and absl_DIR are passed on every run so that a build folder configured before with
+  # Debian's libraries switches to the instrumented ones. CMake's build-tree RPATH points the
+  # executables at them (checked below).
+  cmake -S "$root" -B "$tsan_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DTOKENMILL_SANITIZE=thread -DTOKENMILL_BUILD_BENCHMARKS=OFF \
+    -DTBB_DIR="$deps/lib/cmake/TBB" -Dabsl_DIR="$deps/lib/cmake/absl" >/dev/null
+  cmake --build "$tsan_dir" -j "$(nproc)" --target tokenmill "${TSAN_TARGETS[@]}" \
+    >"$tsan_dir/tsan-build.log" 2>&1 || { tail -60 "$tsan_dir/tsan-build.log" >&2; exit 1; }
+  for exe in tokenmill "${TSAN_TARGETS[@]}"; do
+    libs=$(ldd "$tsan_dir/$exe" | awk '$1 ~ /^lib(tbb|absl_)/ {print $1, $3}')
+    wrong=$(awk -v lib="$deps/lib/" 'index($2, lib) != 1' <<<"$libs")
+    if [[ -z $libs || -n $wrong ]]; then
+      echo "== $exe does not load the instrumented libraries in $deps/lib:" >&2
+      echo "${wrong:-no libtbb or libabsl at all}" >&2
+      exit 1
+    fi
+  done
+  echo "== every TSan executable loads libtbb and libabsl_* from $deps/lib"
   (
     cd "$tsan_dir"
     TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 history_size=4" \
