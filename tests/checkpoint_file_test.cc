@@ -71,6 +71,38 @@ TEST(CheckpointFile, WriterReusesTheWordFrameButNotStaleMerges) {
   EXPECT_EQ(parsed->words, c.words);
 }
 
+// A training run gives the writer its table once and may then free it; a resumed run adopts
+// the stored frame. Both must write what a writer holding the table writes.
+TEST(CheckpointFile, APinnedOrAdoptedTableWritesTheSameBytes) {
+  Checkpoint c = SampleCheckpoint();
+  const std::string expected = Serialize(c);
+  CheckpointWriter pinned;
+  {
+    WordCounts table = c.words;
+    ASSERT_TRUE(pinned.SetWordTable(table).ok());
+  }  // the table is gone; the writer keeps its compressed frame
+  Checkpoint without_table = c;
+  without_table.words = WordCounts();
+  auto bytes = pinned.Serialize(without_table);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(*bytes, expected);
+
+  auto parsed = ParseCheckpoint(expected, "mem");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  CheckpointWriter adopted;
+  adopted.AdoptWordTable(parsed->words_frame, parsed->word_table_hash,
+                         parsed->words.unique_words(), parsed->words.total_words());
+  bytes = adopted.Serialize(without_table);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(*bytes, expected);
+  // More merges later: only the merges frame changes.
+  without_table.merges.push_back({"x", "y"});
+  parsed = ParseCheckpoint(*adopted.Serialize(without_table), "mem");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->words, c.words);
+  EXPECT_EQ(parsed->merges, without_table.merges);
+}
+
 TEST(CheckpointFile, EveryTruncationIsAnError) {
   std::string data = Serialize(SampleCheckpoint());
   for (size_t size = 0; size < data.size(); ++size) {

@@ -464,6 +464,84 @@ TEST(TrainBpe, ResumingFromThePartialMergesGivesTheUninterruptedResult) {
   }
 }
 
+// Resuming replays the merges word by word (not through the merge loop) and rebuilds the
+// pair counts from the rewritten words: on random corpora of every kind (long repeats with
+// overlapping pairs, mixed scripts, Chinese, raw bytes) and random options, a run interrupted
+// at a random merge and resumed gives exactly the uninterrupted run's model and merge counts.
+TEST(TrainBpe, ResumingAtRandomPointsOfRandomCorporaGivesTheUninterruptedResult) {
+  std::mt19937_64 rng(20261129);
+  int resumed_runs = 0;
+  for (int i = 0; i < 160; ++i) {
+    CorpusKind kind = static_cast<CorpusKind>(i % 4);
+    Words words = RandomWords(kind, 10 + rng() % 200, rng);
+    WordCounts counts = ToCounts(words);
+    TrainerOptions options;
+    options.hf_compat = rng() % 2 == 0;
+    options.threads = 1 + static_cast<int>(rng() % 2);
+    if (rng() % 2) options.special_tokens = {"<s>"};
+    options.special_tokens_at = rng() % 2 ? SpecialTokensAt::kStart : SpecialTokensAt::kEnd;
+    if (rng() % 3 == 0) options.max_token_length = 2 + rng() % 6;
+    if (rng() % 3 == 0) options.min_frequency = 1 + rng() % 20;
+    options.vocab_size = 256 + options.special_tokens.size() + 1 + rng() % 300;
+    SCOPED_TRACE("corpus " + std::to_string(i) + " kind " + std::to_string(i % 4) + " vocab " +
+                 std::to_string(options.vocab_size) + " hf " + std::to_string(options.hf_compat) +
+                 " max_len " + std::to_string(options.max_token_length) + " min_freq " +
+                 std::to_string(options.min_frequency));
+    absl::StatusOr<TrainResult> full = TrainBpe(counts, options);
+    if (!full.ok() || full->model.merges.empty()) continue;
+    const size_t stop_after = 1 + rng() % full->model.merges.size();
+    TrainControl interrupt;
+    interrupt.after_merge = [&](const MergeEvent& event) {
+      return event.merges_done < stop_after;
+    };
+    absl::StatusOr<TrainResult> partial = TrainBpe(counts, options, interrupt);
+    ASSERT_TRUE(partial.ok()) << partial.status();
+    TrainControl resume;
+    for (const Merge& m : partial->model.merges) {
+      resume.resume_merges.emplace_back(partial->model.tokens[m.left],
+                                        partial->model.tokens[m.right]);
+    }
+    std::vector<uint64_t> event_counts;
+    resume.after_merge = [&](const MergeEvent& event) {
+      event_counts.push_back(event.count);
+      return true;
+    };
+    TrainerOptions resume_options = options;
+    resume_options.threads = 1 + static_cast<int>(rng() % 2);
+    absl::StatusOr<TrainResult> resumed = TrainBpe(counts, resume_options, resume);
+    ASSERT_TRUE(resumed.ok()) << resumed.status();
+    EXPECT_EQ(resumed->model, full->model) << "stopped after " << stop_after;
+    EXPECT_EQ(resumed->merge_counts, full->merge_counts);
+    EXPECT_EQ(event_counts, full->merge_counts);
+    EXPECT_EQ(resumed->stop_reason, full->stop_reason);
+    ++resumed_runs;
+  }
+  EXPECT_GE(resumed_runs, 120);
+}
+
+// Resuming with a smaller vocabulary than the checkpoint reached replays only the merges that
+// fit, like training to that size; a larger one extends the run.
+TEST(TrainBpe, ResumingWithAnotherVocabSizeStopsOrExtendsLikeTraining) {
+  WordCounts counts = ToCounts(ManyWords(2000, 9));
+  TrainerOptions options;
+  options.vocab_size = 700;
+  absl::StatusOr<TrainResult> middle = TrainBpe(counts, options);
+  ASSERT_TRUE(middle.ok()) << middle.status();
+  TrainControl resume;
+  for (const Merge& m : middle->model.merges) {
+    resume.resume_merges.emplace_back(middle->model.tokens[m.left], middle->model.tokens[m.right]);
+  }
+  for (size_t vocab : {size_t{400}, size_t{700}, size_t{900}}) {
+    TrainerOptions other = options;
+    other.vocab_size = vocab;
+    absl::StatusOr<TrainResult> direct = TrainBpe(counts, other);
+    absl::StatusOr<TrainResult> resumed = TrainBpe(counts, other, resume);
+    ASSERT_TRUE(direct.ok() && resumed.ok());
+    EXPECT_EQ(resumed->model, direct->model) << "vocab " << vocab;
+    EXPECT_EQ(resumed->merge_counts, direct->merge_counts) << "vocab " << vocab;
+  }
+}
+
 TEST(TrainBpe, ResumeMergesThatDoNotFitTheCountsAreAnError) {
   TrainerOptions options;
   options.vocab_size = 300;

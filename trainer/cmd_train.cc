@@ -48,12 +48,13 @@ double PeakRssMb() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
-void PrintSummary(const TrainResult& result, const CorpusCounts& counts, double count_seconds,
+void PrintSummary(const TrainResult& result, const CorpusCounts& counts, size_t unique_words,
+                  double count_seconds,
                   double write_seconds, double total_seconds, const std::string& output) {
   const BpeModel& model = result.model;
   std::fprintf(stderr, "corpus: %llu documents, %llu bytes, %zu unique words\n",
                static_cast<unsigned long long>(counts.documents),
-               static_cast<unsigned long long>(counts.bytes), counts.words.unique_words());
+               static_cast<unsigned long long>(counts.bytes), unique_words);
   std::fprintf(stderr, "trained: vocab size %zu, %zu merges, %zu special tokens; %s\n",
                model.VocabSize(), model.merges.size(), model.specials.size(),
                result.stop_reason.c_str());
@@ -317,7 +318,12 @@ int RunTrain(int argc, char** argv) {
     bool go_on = progress.OnMerge(event);
     return checkpointer.AfterMerge(event) && go_on;
   };
-  absl::StatusOr<TrainResult> result = TrainBpe(counts.words, options.trainer, control);
+  // The trainer takes the counts over and frees them once it holds the words its own way; the
+  // checkpointer has compressed them by then.
+  control.before_counts_freed = [&checkpointer] { checkpointer.ReleaseWordTable(); };
+  const size_t unique_words = counts.words.unique_words();
+  absl::StatusOr<TrainResult> result =
+      TrainBpe(std::move(counts.words), options.trainer, control);
   progress.Finish();
   if (!result.ok()) {
     PrintError("train", result.status());
@@ -348,7 +354,7 @@ int RunTrain(int argc, char** argv) {
     if (result->model.VocabSize() < options.trainer.vocab_size) {
       std::fprintf(stderr, "tokenmill train: note: %s\n", result->stop_reason.c_str());
     }
-    PrintSummary(*result, counts, Seconds(counted_at - start), Seconds(written - trained),
+    PrintSummary(*result, counts, unique_words, Seconds(counted_at - start), Seconds(written - trained),
                  Seconds(written - start),
                  options.format == "tiktoken"
                      ? StrCat(options.output, " and ", TiktokenSidecarPath(options.output))

@@ -196,7 +196,15 @@ TrainingCheckpointer::TrainingCheckpointer(std::string path,
       base_(std::move(base)),
       words_(words),
       writer_(threads),
-      last_write_seconds_(NowSeconds()) {}
+      last_write_seconds_(NowSeconds()) {
+  if (!base_.words_frame.empty()) {
+    // Resumed: the table's compressed frame is the checkpoint's own.
+    writer_.AdoptWordTable(std::move(base_.words_frame), base_.word_table_hash,
+                           words->unique_words(), words->total_words());
+    base_.words_frame.clear();
+    table_ready_ = true;
+  }
+}
 
 TrainingCheckpointer::~TrainingCheckpointer() { CollectPending(); }
 
@@ -204,7 +212,11 @@ TrainingCheckpointer::WriteResult TrainingCheckpointer::WriteSnapshot(const Chec
   double start = NowSeconds();
   RemoveStaleTemporaries(path_);
   WriteResult result;
-  result.status = writer_.Write(snapshot, *words_, path_);
+  if (!table_ready_) {
+    result.status = writer_.SetWordTable(*words_);
+    table_ready_ = result.status.ok();
+  }
+  if (result.status.ok()) result.status = writer_.Write(snapshot, path_);
   result.seconds = NowSeconds() - start;
   return result;
 }
@@ -231,8 +243,22 @@ absl::Status TrainingCheckpointer::WriteNow(bool finished) {
   return result.status;
 }
 
+void TrainingCheckpointer::ReleaseWordTable() {
+  if (path_.empty() || words_ == nullptr) return;
+  CollectPending();
+  if (!table_ready_ && status_.ok()) {
+    absl::Status status = writer_.SetWordTable(*words_);
+    if (status.ok()) {
+      table_ready_ = true;
+    } else {
+      status_ = status;
+    }
+  }
+  words_ = nullptr;
+}
+
 bool TrainingCheckpointer::AfterMerge(const MergeEvent& event) {
-  if (base_.merges.size() < event.merges_done) {
+  if (!path_.empty() && base_.merges.size() < event.merges_done) {
     base_.merges.emplace_back(std::string(event.left), std::string(event.right));
   }
   if (InterruptGuard::signal_number() != 0) {
@@ -240,7 +266,8 @@ bool TrainingCheckpointer::AfterMerge(const MergeEvent& event) {
     if (!status.ok() && status_.ok()) status_ = status;
     return false;
   }
-  if (path_.empty()) return true;
+  // Replayed merges are in the checkpoint already: no write falls due while they are reported.
+  if (path_.empty() || event.replayed) return true;
   bool due = deferred_ || (every_ > 0 && event.merges_done % every_ == 0) ||
              (interval_ > 0 && NowSeconds() - last_write_seconds_ >= interval_);
   if (!due) return true;

@@ -80,8 +80,10 @@ class InterruptGuard {
 };
 
 // Writes checkpoints for one training run. `base` holds the settings, corpus fingerprint and
-// the merges learned before this run (when resuming); `words` is the word table being trained
-// on (it must outlive this object). Merges are recorded from the after_merge events.
+// the merges learned before this run (when resuming, also the stored word-table frame, which is
+// reused); `words` is the word table being trained on: it must stay alive until
+// ReleaseWordTable() returns, after which the checkpoints need only its compressed copy.
+// Merges are recorded from the after_merge events (not when checkpoints are off).
 class TrainingCheckpointer {
  public:
   TrainingCheckpointer(std::string path, const CheckpointCommandOptions& options, Checkpoint base,
@@ -94,6 +96,10 @@ class TrainingCheckpointer {
   // Starts writing the checkpoint with the merges recorded so far in the background (after any
   // write in flight); its result shows in status() by the next write or the destructor.
   void StartWrite();
+
+  // For TrainControl::before_counts_freed: waits for a write in flight, compresses the word
+  // table if no write has done so yet, and lets go of `words`.
+  void ReleaseWordTable();
 
   // For TrainControl::after_merge: records the merge, starts a checkpoint write in the
   // background when one is due (training does not wait for the disk; if the previous write is
@@ -116,6 +122,7 @@ class TrainingCheckpointer {
   Checkpoint base_;
   const WordCounts* words_;
   CheckpointWriter writer_;
+  bool table_ready_ = false;  // writer_ holds the word table's frame
   double last_write_seconds_;
   size_t writes_ = 0;
   double write_seconds_ = 0;

@@ -48,6 +48,7 @@ absl::StatusOr<std::string> Compress(std::string_view data, int threads) {
   ZSTD_freeCCtx(cctx);
   if (ZSTD_isError(n)) return absl::InternalError(StrCat("zstd: ", ZSTD_getErrorName(n)));
   out.resize(n);
+  out.shrink_to_fit();  // the bound is about the input's size; keep only what is used
   return out;
 }
 
@@ -94,16 +95,45 @@ bool IsCheckpointFile(const std::string& path) {
   return LooksLikeCheckpoint(std::string_view(head, n));
 }
 
-absl::StatusOr<std::string> CheckpointWriter::Serialize(const Checkpoint& checkpoint,
-                                                       const WordCounts& word_table) {
-  if (cached_words_ != &word_table || cached_total_ != word_table.total_words() ||
-      cached_unique_ != word_table.unique_words()) {
-    std::string words = SerializeWords(word_table);
-    cached_hash_ = Fnv1a64(words);
-    TM_ASSIGN_OR_RETURN(cached_words_frame_, Compress(words, threads_));
-    cached_words_ = &word_table;
-    cached_total_ = word_table.total_words();
-    cached_unique_ = word_table.unique_words();
+absl::Status CheckpointWriter::CacheTable(const WordCounts& words) {
+  std::string raw = SerializeWords(words);
+  words_hash_ = Fnv1a64(raw);
+  // Several zstd workers only pay off on a large table; each costs buffers of its own.
+  constexpr size_t kMultiThreadBytes = size_t{32} << 20;
+  TM_ASSIGN_OR_RETURN(words_frame_, Compress(raw, raw.size() >= kMultiThreadBytes ? threads_ : 0));
+  unique_words_ = words.unique_words();
+  total_words_ = words.total_words();
+  cached_from_ = &words;
+  has_frame_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status CheckpointWriter::SetWordTable(const WordCounts& words) {
+  TM_RETURN_IF_ERROR(CacheTable(words));
+  cached_from_ = nullptr;  // the table may go away now
+  pinned_ = true;
+  return absl::OkStatus();
+}
+
+void CheckpointWriter::AdoptWordTable(std::string frame, uint64_t hash, uint64_t unique_words,
+                                      uint64_t total_words) {
+  words_frame_ = std::move(frame);
+  words_hash_ = hash;
+  unique_words_ = unique_words;
+  total_words_ = total_words;
+  cached_from_ = nullptr;
+  has_frame_ = true;
+  pinned_ = true;
+}
+
+absl::StatusOr<CheckpointWriter::Parts> CheckpointWriter::BuildParts(
+    const Checkpoint& checkpoint) {
+  if (!pinned_) {
+    const WordCounts& words = checkpoint.words;
+    if (!has_frame_ || cached_from_ != &words || unique_words_ != words.unique_words() ||
+        total_words_ != words.total_words()) {
+      TM_RETURN_IF_ERROR(CacheTable(words));
+    }
   }
   TM_ASSIGN_OR_RETURN(std::string merges_frame,
                       Compress(SerializeMerges(checkpoint.merges), 0));
@@ -123,36 +153,42 @@ absl::StatusOr<std::string> CheckpointWriter::Serialize(const Checkpoint& checkp
   }
   h.Varint(checkpoint.documents);
   h.Varint(checkpoint.corpus_bytes);
-  h.Varint(word_table.unique_words());
-  h.Varint(word_table.total_words());
-  h.Fixed64(cached_hash_);
+  h.Varint(unique_words_);
+  h.Varint(total_words_);
+  h.Fixed64(words_hash_);
   h.Varint(checkpoint.merges.size());
   h.Varint(checkpoint.finished ? 1 : 0);
   h.Fixed64(static_cast<uint64_t>(checkpoint.created_unix_seconds != 0
                                       ? checkpoint.created_unix_seconds
                                       : static_cast<int64_t>(std::time(nullptr))));
-  h.Varint(cached_words_frame_.size());
+  h.Varint(words_frame_.size());
   h.Varint(merges_frame.size());
 
-  std::string out;
-  out.reserve(header.size() + cached_words_frame_.size() + merges_frame.size() + 32);
-  BinaryWriter w(&out);
+  Parts parts;
+  BinaryWriter w(&parts.head);
   w.Raw(kMagic);
   w.Fixed32(kCheckpointFormatVersion);
   w.Fixed32(static_cast<uint32_t>(header.size()));
   w.Raw(header);
-  w.Fixed32(Crc32(out));
-  size_t body_start = out.size();
-  w.Raw(cached_words_frame_);
-  w.Raw(merges_frame);
-  w.Fixed32(Crc32(std::string_view(out).substr(body_start)));
-  return out;
+  w.Fixed32(Crc32(parts.head));
+  // The body checksum runs over the words frame and then the merges frame.
+  uLong body_crc = crc32_combine(Crc32(words_frame_), Crc32(merges_frame),
+                                 static_cast<z_off_t>(merges_frame.size()));
+  parts.tail = std::move(merges_frame);
+  BinaryWriter t(&parts.tail);
+  t.Fixed32(static_cast<uint32_t>(body_crc));
+  return parts;
 }
 
-absl::Status CheckpointWriter::Write(const Checkpoint& checkpoint, const WordCounts& words,
-                                     const std::string& path) {
-  TM_ASSIGN_OR_RETURN(std::string data, Serialize(checkpoint, words));
-  absl::Status status = WriteFileAtomically(path, data);
+absl::StatusOr<std::string> CheckpointWriter::Serialize(const Checkpoint& checkpoint) {
+  TM_ASSIGN_OR_RETURN(Parts parts, BuildParts(checkpoint));
+  return StrCat(parts.head, words_frame_, parts.tail);
+}
+
+absl::Status CheckpointWriter::Write(const Checkpoint& checkpoint, const std::string& path) {
+  TM_ASSIGN_OR_RETURN(Parts parts, BuildParts(checkpoint));
+  const std::string_view pieces[] = {parts.head, words_frame_, parts.tail};
+  absl::Status status = WriteFileAtomically(path, pieces);
   if (!status.ok()) {
     return absl::Status(status.code(), StrCat("checkpoint not written (the previous one, if any, is intact): ",
                                               Message(status)));
@@ -265,6 +301,7 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_vi
   }
 
   TM_ASSIGN_OR_RETURN(std::string words, Decompress(words_frame, source, "word table"));
+  checkpoint.words_frame = std::string(words_frame);
   if (Fnv1a64(words) != checkpoint.word_table_hash) {
     return Corrupt(source, "the word table does not match its hash");
   }

@@ -50,6 +50,7 @@ struct Checkpoint {
 
   // Filled in by ReadCheckpoint.
   uint64_t word_table_hash = 0;
+  std::string words_frame;  // the word table as stored (compressed), for writing it again
   uint32_t format_version = kCheckpointFormatVersion;
   uint64_t file_size = 0;
 };
@@ -57,33 +58,45 @@ struct Checkpoint {
 // The value of setting `name`, or "" when absent. For repeated settings, the first.
 std::string SettingValue(const Checkpoint& checkpoint, std::string_view name);
 
-// Serialises checkpoints. The word table rarely changes between checkpoints of one run, so the
-// writer compresses it once and reuses the frame until Reset() (or a different table) is given.
+// Serialises checkpoints. The word table does not change during a run, so a training run gives
+// it to the writer once (SetWordTable), which compresses it and reuses the frame for every
+// later checkpoint: the table itself is then no longer needed and may be freed.
 class CheckpointWriter {
  public:
-  // `threads`: zstd worker threads for compression (0: one).
+  // `threads`: zstd worker threads for compressing a large table (0: one).
   explicit CheckpointWriter(int threads = 0) : threads_(threads) {}
 
-  // Builds the file contents.
-  absl::StatusOr<std::string> Serialize(const Checkpoint& checkpoint) {
-    return Serialize(checkpoint, checkpoint.words);
-  }
-  // The same with the word table held elsewhere (checkpoint.words is then ignored), so that a
-  // training run need not copy its table into the Checkpoint.
-  absl::StatusOr<std::string> Serialize(const Checkpoint& checkpoint, const WordCounts& words);
-  // Serialize + atomic write to `path`.
-  absl::Status Write(const Checkpoint& checkpoint, const std::string& path) {
-    return Write(checkpoint, checkpoint.words, path);
-  }
-  absl::Status Write(const Checkpoint& checkpoint, const WordCounts& words,
-                     const std::string& path);
+  // Compresses `words`; every later checkpoint holds this table.
+  absl::Status SetWordTable(const WordCounts& words);
+  // Adopts the word table of a checkpoint read back (Checkpoint::words_frame and
+  // word_table_hash, and the table's totals), so that a resumed run writes it again without
+  // recompressing.
+  void AdoptWordTable(std::string frame, uint64_t hash, uint64_t unique_words,
+                      uint64_t total_words);
+
+  // Builds the file contents: with the table given to SetWordTable if any, else with
+  // checkpoint.words (whose frame is then kept for the next call while the table stays the
+  // same object with the same totals).
+  absl::StatusOr<std::string> Serialize(const Checkpoint& checkpoint);
+  // Serialize + atomic write to `path` (the table's frame is written from where it is held,
+  // not copied).
+  absl::Status Write(const Checkpoint& checkpoint, const std::string& path);
 
  private:
+  // The file is head + words frame + tail (the merges frame and the body checksum).
+  struct Parts {
+    std::string head, tail;
+  };
+  absl::StatusOr<Parts> BuildParts(const Checkpoint& checkpoint);
+  absl::Status CacheTable(const WordCounts& words);
+
   int threads_;
-  const WordCounts* cached_words_ = nullptr;
-  uint64_t cached_total_ = 0, cached_unique_ = 0;
-  std::string cached_words_frame_;
-  uint64_t cached_hash_ = 0;
+  bool pinned_ = false;  // SetWordTable was called
+  const WordCounts* cached_from_ = nullptr;
+  uint64_t unique_words_ = 0, total_words_ = 0;
+  std::string words_frame_;
+  uint64_t words_hash_ = 0;
+  bool has_frame_ = false;
 };
 
 // Parses checkpoint bytes; `source` names them in error messages.

@@ -79,19 +79,28 @@ namespace {
 
 // Writes into an existing non-regular file (a device such as /dev/stdout or /dev/full, a FIFO):
 // there is nothing to replace atomically, and renaming over it would destroy it.
-absl::Status WriteInPlace(const std::string& path, std::string_view contents) {
+// Writes every piece to `fd`; 0 or the errno of the failed write.
+int WriteAll(int fd, std::span<const std::string_view> pieces) {
+  for (std::string_view piece : pieces) {
+    size_t written = 0;
+    while (written < piece.size()) {
+      ssize_t n = ::write(fd, piece.data() + written, piece.size() - written);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return errno;
+      }
+      written += static_cast<size_t>(n);
+    }
+  }
+  return 0;
+}
+
+absl::Status WriteInPlace(const std::string& path, std::span<const std::string_view> pieces) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoError("cannot open", path, errno);
-  size_t written = 0;
-  while (written < contents.size()) {
-    ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      return ErrnoError("cannot write", path, err);
-    }
-    written += static_cast<size_t>(n);
+  if (int err = WriteAll(fd, pieces); err != 0) {
+    ::close(fd);
+    return ErrnoError("cannot write", path, err);
   }
   if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
     int err = errno;
@@ -105,12 +114,18 @@ absl::Status WriteInPlace(const std::string& path, std::string_view contents) {
 }  // namespace
 
 absl::Status WriteFileAtomically(const std::string& path, std::string_view contents) {
+  const std::string_view pieces[] = {contents};
+  return WriteFileAtomically(path, pieces);
+}
+
+absl::Status WriteFileAtomically(const std::string& path,
+                                 std::span<const std::string_view> pieces) {
   struct stat existing;
   if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
     if (S_ISDIR(existing.st_mode)) {
       return absl::InvalidArgumentError(StrCat("output '", path, "' is a directory; give a file name"));
     }
-    return WriteInPlace(path, contents);
+    return WriteInPlace(path, pieces);
   }
   std::string dir = ParentDir(path);
   std::string tmp_template = path + ".tmp.XXXXXX";
@@ -122,15 +137,7 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view conte
     ::unlink(tmp.c_str());
     return ErrnoError(what, path, err);
   };
-  size_t written = 0;
-  while (written < contents.size()) {
-    ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail("cannot write", errno);
-    }
-    written += static_cast<size_t>(n);
-  }
+  if (int err = WriteAll(fd, pieces); err != 0) return fail("cannot write", err);
   if (::fchmod(fd, 0644) != 0) return fail("cannot set permissions of", errno);
   if (::fsync(fd) != 0) return fail("cannot flush", errno);
   if (::close(fd) != 0) {

@@ -1,6 +1,7 @@
 // Small, checked file-system helpers. Every error names the path and the reason.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -25,5 +26,8 @@ absl::Status CheckWritableOutput(const std::string& path);
 // file is removed and an existing file at `path` is left as it was. An existing path that is
 // not a regular file (a device such as /dev/stdout or /dev/full, a FIFO) is written in place.
 absl::Status WriteFileAtomically(const std::string& path, std::string_view contents);
+// The same with the contents given as consecutive pieces (written in order, never joined in
+// memory: a large body need not be copied next to its header).
+absl::Status WriteFileAtomically(const std::string& path, std::span<const std::string_view> pieces);
 
 }  // namespace tokenmill

@@ -19,6 +19,7 @@
 #include "train/bpe_trainer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <limits>
 #include <optional>
@@ -114,6 +115,13 @@ class Trainer {
   absl::Status BuildAlphabet(std::span<const std::pair<std::string_view, uint64_t>> words);
   absl::Status BuildWords(std::span<const std::pair<std::string_view, uint64_t>> words);
   void CountInitialPairs();
+  // Resume: applies control_.resume_merges to every word directly (see ReplayMerges below)
+  // and records them in the model; then CountPairsOfWords builds the pair table and queue
+  // from the rewritten words, and MergeLoop reports the replayed merges before going on.
+  absl::Status ReplayMerges();
+  void CountPairsOfWords();
+  // Reports the replayed merges to control_.after_merge; false when it asked to stop.
+  bool ReportReplayed();
   absl::Status MergeLoop();
 
   bool Mergeable(TokenId left, TokenId right) const {
@@ -123,8 +131,9 @@ class Trainer {
   const std::vector<std::string>& tokens() const { return result_.model.tokens; }
   // The id of the token `left` + `right` forms: an existing one with those bytes, or a new one.
   TokenId TokenFor(TokenId left, TokenId right);
-  // Resolves resume merge `i` to a pair index.
+  // Resolves resume merge `i` to its pair of ids.
   absl::StatusOr<PairKey> ResumePair(size_t i) const;
+  absl::Status ResumeMismatch(size_t i) const;
   // Merges pair `p` = (a, b) into t in every word holding it and updates the pair counts and
   // the queue.
   void ApplyMerge(PairKey p, TokenId a, TokenId b, TokenId t);
@@ -163,6 +172,9 @@ class Trainer {
   };
   std::vector<SlotState> slot_;
   std::vector<uint32_t> touched_;
+  // Resume state: how many merges were replayed, and why replay ended training (if it did).
+  size_t replayed_ = 0;
+  bool replay_stopped_ = false;
 };
 
 void Trainer::AddSpecialTokens() {
@@ -325,24 +337,359 @@ TokenId Trainer::TokenFor(TokenId left, TokenId right) {
   return id;
 }
 
+absl::Status Trainer::ResumeMismatch(size_t i) const {
+  const auto& [left, right] = control_.resume_merges[i];
+  return absl::FailedPreconditionError(StrCat(
+      "cannot resume: merge ", i + 1, " of the checkpoint ('", BytesToByteLevel(left), "' + '",
+      BytesToByteLevel(right),
+      "') does not occur in these word counts; the checkpoint belongs to another corpus or "
+      "other options"));
+}
+
 absl::StatusOr<PairKey> Trainer::ResumePair(size_t i) const {
   const auto& [left, right] = control_.resume_merges[i];
   std::optional<TokenId> l = token_index_.Find(left), r = token_index_.Find(right);
-  const bool known = l.has_value() && r.has_value();
-  const PairKey key = known ? MakePairKey(*l, *r) : 0;
-  if (!known || pairs_.count(key) == 0) {
-    return absl::FailedPreconditionError(StrCat(
-        "cannot resume: merge ", i + 1, " of the checkpoint ('", BytesToByteLevel(left),
-        "' + '", BytesToByteLevel(right),
-        "') does not occur in these word counts; the checkpoint belongs to another corpus or "
-        "other options"));
-  }
+  if (!l.has_value() || !r.has_value()) return ResumeMismatch(i);
+  const PairKey key = MakePairKey(*l, *r);
   if (!Mergeable(*l, *r)) {
     return absl::FailedPreconditionError(StrCat(
         "cannot resume: merge ", i + 1, " of the checkpoint forms a token longer than "
         "--max-token-length ", options_.max_token_length));
   }
   return key;
+}
+
+// Replaying merges on resume. Training applies merge i to every word that holds its pair at
+// step i, so a word's state after the first k merges depends on that word alone: it is what
+// applying, in order, those of the k merges whose pair the word holds at their step gives.
+// Each word is therefore rewritten on its own (in parallel), which costs far less than the
+// merge loop (no pair counts to maintain), and the pair counts are rebuilt once afterwards.
+//
+// Per word: each adjacent pair carries the rank of the next merge it will undergo (the first
+// occurrence in the merge list at or after the current step; normally a pair appears once in
+// the list, and a pair formed after its own step never merges again, unless the list repeats
+// it). The smallest rank among the word's pairs is the next merge that touches the word; its
+// occurrences are replaced left to right, without overlap, as the trainer does, and only the
+// pairs next to a new token get new ranks. The pair's count at its step (the merge count the
+// trainer reports) is the sum of (word count x occurrences before the replacement).
+namespace {
+
+constexpr uint32_t kNoRank = std::numeric_limits<uint32_t>::max();
+
+// The merge list by pair: the first rank of each pair and, for the rare pair listed twice, the
+// next rank of the same pair. Pairs of two ids below `dense_ids` (the alphabet, which every
+// word starts from) are looked up in a flat table, the others in a hash map.
+class ReplayRanks {
+ public:
+  ReplayRanks(std::span<const Merge> merges, size_t dense_ids)
+      : dense_ids_(dense_ids <= kMaxDenseIds ? static_cast<TokenId>(dense_ids) : 0),
+        dense_(size_t{dense_ids_} * dense_ids_, kNoRank),
+        next_(merges.size(), kNoRank) {
+    for (size_t i = merges.size(); i-- > 0;) {
+      const TokenId left = merges[i].left, right = merges[i].right;
+      uint32_t& first = left < dense_ids_ && right < dense_ids_
+                            ? dense_[size_t{left} * dense_ids_ + right]
+                            : first_.try_emplace(MakePairKey(left, right), kNoRank).first->second;
+      next_[i] = first;
+      first = static_cast<uint32_t>(i);
+    }
+  }
+  // The first rank >= `from` of pair (left, right), or kNoRank.
+  uint32_t Rank(TokenId left, TokenId right, uint32_t from) const {
+    uint32_t rank;
+    if (left < dense_ids_ && right < dense_ids_) {
+      rank = dense_[size_t{left} * dense_ids_ + right];
+    } else {
+      auto it = first_.find(MakePairKey(left, right));
+      if (it == first_.end()) return kNoRank;
+      rank = it->second;
+    }
+    while (rank < from) rank = next_[rank];
+    return rank;
+  }
+
+ private:
+  static constexpr size_t kMaxDenseIds = 1024;
+  TokenId dense_ids_;
+  std::vector<uint32_t> dense_;
+  absl::flat_hash_map<PairKey, uint32_t> first_;
+  std::vector<uint32_t> next_;
+};
+
+// Rewrites one word (`s`, `n` symbols) under `merges`; adds each applied merge's pair count to
+// `counts`; returns the new length. `rank` is scratch space of at least n entries.
+uint32_t ReplayWord(TokenId* s, uint32_t n, uint64_t word_count, std::span<const Merge> merges,
+                    const ReplayRanks& ranks, std::vector<uint32_t>& rank,
+                    std::vector<uint64_t>& counts) {
+  if (n < 2) return n;
+  if (rank.size() < n) rank.resize(n);
+  for (uint32_t k = 0; k + 1 < n; ++k) rank[k] = ranks.Rank(s[k], s[k + 1], 0);
+  while (n >= 2) {
+    uint32_t best = kNoRank;
+    for (uint32_t k = 0; k + 1 < n; ++k) best = std::min(best, rank[k]);
+    if (best == kNoRank) break;
+    const TokenId t = merges[best].result;
+    uint64_t occurrences = 0;
+    for (uint32_t k = 0; k + 1 < n; ++k) occurrences += rank[k] == best;
+    counts[best] += word_count * occurrences;
+    // Compact in place. `fresh` marks output positions holding a new token; the rank of the
+    // pair ending at output position `out` is carried over when both symbols were neighbours
+    // before, else looked up (from best + 1: merges before that are past).
+    uint32_t out = 0, i = 0;
+    bool prev_fresh = false;
+    uint32_t prev_src = 0;  // old index of the previous output symbol when not fresh
+    while (i < n) {
+      const bool merge_here = i + 1 < n && rank[i] == best;
+      const TokenId symbol = merge_here ? t : s[i];
+      if (out > 0) {
+        // The pair (output out - 1, output out).
+        const bool carried = !merge_here && !prev_fresh && prev_src + 1 == i;
+        rank[out - 1] = carried ? rank[prev_src] : ranks.Rank(s[out - 1], symbol, best + 1);
+      }
+      s[out] = symbol;
+      prev_fresh = merge_here;
+      prev_src = i;
+      ++out;
+      i += merge_here ? 2 : 1;
+    }
+    n = out;
+  }
+  return n;
+}
+
+}  // namespace
+
+absl::Status Trainer::ReplayMerges() {
+  BpeModel& model = result_.model;
+  const size_t first_merge = model.merges.size();
+  // Ids for the checkpoint's merges, in order, as the merge loop would assign them.
+  std::vector<size_t> tokens_before;
+  for (size_t i = 0; i < control_.resume_merges.size() && tokens().size() < TargetTokens(); ++i) {
+    TM_ASSIGN_OR_RETURN(PairKey p, ResumePair(i));
+    tokens_before.push_back(tokens().size());
+    const TokenId a = PairLeft(p), b = PairRight(p);
+    model.merges.push_back({a, b, TokenFor(a, b)});
+  }
+  std::span<const Merge> merges(model.merges.data() + first_merge, tokens_before.size());
+  const ReplayRanks ranks(merges, first_alphabet_id_ + alphabet_size_);
+  struct Scratch {
+    std::vector<uint32_t> rank;
+    std::vector<uint64_t> counts;
+  };
+  tbb::enumerable_thread_specific<Scratch> scratch(
+      [&] { return Scratch{{}, std::vector<uint64_t>(merges.size(), 0)}; });
+  std::span<const WordRef> refs = words_.refs();
+  arena_.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, refs.size(), 1024),
+                      [&](const tbb::blocked_range<size_t>& range) {
+      Scratch& local = scratch.local();
+      for (size_t i = range.begin(); i < range.end(); ++i) {
+        const WordRef w = refs[i];
+        const uint32_t n = static_cast<uint32_t>(words_.symbols(w).size());
+        words_.set_length(w, ReplayWord(words_.mutable_symbols(w), n, words_.count(w), merges,
+                                        ranks, local.rank, local.counts));
+      }
+    });
+  });
+  std::vector<uint64_t> counts(merges.size(), 0);
+  for (const Scratch& local : scratch) {
+    for (size_t i = 0; i < counts.size(); ++i) counts[i] += local.counts[i];
+  }
+  for (size_t i = 0; i < counts.size(); ++i) {
+    if (counts[i] == 0) return ResumeMismatch(i);
+    if (counts[i] < options_.min_frequency) {
+      // Training would have stopped here: keep the merges before it, drop the rest.
+      result_.stop_reason = StrCat("the best pair occurs ", counts[i],
+                                   " times, below --min-frequency ", options_.min_frequency, "; ",
+                                   VocabShortfall());
+      model.merges.resize(first_merge + i);
+      model.tokens.resize(tokens_before[i]);
+      counts.resize(i);
+      replay_stopped_ = true;
+      break;
+    }
+  }
+  result_.merge_counts.insert(result_.merge_counts.end(), counts.begin(), counts.end());
+  replayed_ = counts.size();
+  return absl::OkStatus();
+}
+
+// The pairs of the rewritten words, grouped by left token: the pair universe is now large
+// (millions of pairs on big corpora), so instead of hashing each occurrence, every (pair, word)
+// is scattered into its left token's group (a counting sort over the chunks of words, so each
+// group is in word order), and each group is then counted and split by right token with dense
+// per-thread arrays. Pairs come out in key order with their word lists in word order: the same
+// whatever the number of threads.
+void Trainer::CountPairsOfWords() {
+  std::span<const WordRef> refs = words_.refs();
+  const size_t n = refs.size();
+  const size_t vocab = tokens().size();
+  // Chunks of words; their per-token histograms cost chunks x vocab x 4 bytes.
+  const size_t chunks = std::clamp<size_t>(
+      std::min((n + kInitialChunkWords - 1) / kInitialChunkWords, (size_t{32} << 20) / vocab), 1,
+      kMaxInitialChunks);
+  auto chunk_begin = [&](size_t c) { return n * c / chunks; };
+  // Calls fn(left, right, occurrences) once for each distinct mergeable pair of word w.
+  auto for_each_pair = [&](WordRef w, absl::flat_hash_map<PairKey, uint32_t>& seen, auto&& fn) {
+    std::span<const TokenId> s = words_.symbols(w);
+    constexpr size_t kShort = 32;  // up to this length, look around instead of hashing
+    if (s.size() <= kShort) {
+      for (size_t k = 0; k + 1 < s.size(); ++k) {
+        if (!Mergeable(s[k], s[k + 1])) continue;
+        bool first = true;
+        for (size_t j = 0; j < k && first; ++j) first = !(s[j] == s[k] && s[j + 1] == s[k + 1]);
+        if (!first) continue;
+        uint32_t occurrences = 1;
+        for (size_t j = k + 1; j + 1 < s.size(); ++j) {
+          occurrences += s[j] == s[k] && s[j + 1] == s[k + 1];
+        }
+        fn(s[k], s[k + 1], occurrences);
+      }
+      return;
+    }
+    seen.clear();
+    for (size_t k = 0; k + 1 < s.size(); ++k) {
+      if (Mergeable(s[k], s[k + 1])) ++seen[MakePairKey(s[k], s[k + 1])];
+    }
+    // In order of first occurrence, so that the result does not depend on the hash order.
+    for (size_t k = 0; k + 1 < s.size(); ++k) {
+      auto it = seen.find(MakePairKey(s[k], s[k + 1]));
+      if (it == seen.end() || it->second == 0) continue;
+      fn(s[k], s[k + 1], it->second);
+      it->second = 0;
+    }
+  };
+  tbb::enumerable_thread_specific<absl::flat_hash_map<PairKey, uint32_t>> thread_seen;
+  // Pass 1: per chunk, how many (pair, word) entries each left token has.
+  std::vector<std::vector<uint64_t>> cursor(chunks);
+  arena_.execute([&] {
+    tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+      std::vector<uint64_t>& hist = cursor[c];
+      hist.assign(vocab, 0);
+      auto& seen = thread_seen.local();
+      for (size_t i = chunk_begin(c); i < chunk_begin(c + 1); ++i) {
+        for_each_pair(refs[i], seen, [&](TokenId left, TokenId, uint32_t) { ++hist[left]; });
+      }
+    });
+  });
+  std::vector<uint64_t> group(vocab + 1, 0);  // left token l's entries: [group[l], group[l + 1])
+  uint64_t total = 0;
+  for (size_t l = 0; l < vocab; ++l) {
+    group[l] = total;
+    for (size_t c = 0; c < chunks; ++c) {
+      const uint64_t in_chunk = cursor[c][l];
+      cursor[c][l] = total;
+      total += in_chunk;
+    }
+  }
+  group[vocab] = total;
+  // Pass 2: scatter the entries into their groups.
+  struct Entry {
+    TokenId right;
+    WordRef word;
+    uint64_t count;  // word count x occurrences in the word
+  };
+  HugeArray<Entry> entries(total);
+  arena_.execute([&] {
+    tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+      std::vector<uint64_t>& next = cursor[c];
+      auto& seen = thread_seen.local();
+      for (size_t i = chunk_begin(c); i < chunk_begin(c + 1); ++i) {
+        const uint64_t count = words_.count(refs[i]);
+        for_each_pair(refs[i], seen, [&](TokenId left, TokenId right, uint32_t occurrences) {
+          entries[next[left]++] = {right, refs[i], count * occurrences};
+        });
+      }
+    });
+  });
+  std::vector<std::vector<uint64_t>>().swap(cursor);
+  // Pass 3: per left token, count by right token and write the word lists, in (right, word)
+  // order, over the group's own range of the flat list.
+  struct GroupPair {
+    TokenId right;
+    uint64_t count;
+    uint64_t offset;
+  };
+  std::vector<std::vector<GroupPair>> group_pairs(vocab);
+  HugeArray<WordRef> flat(total);
+  struct Dense {
+    std::vector<uint64_t> count;
+    std::vector<uint64_t> next;  // words of the pair, then where its next word goes
+    std::vector<TokenId> touched;
+  };
+  tbb::enumerable_thread_specific<Dense> thread_dense(
+      [&] { return Dense{std::vector<uint64_t>(vocab, 0), std::vector<uint64_t>(vocab, 0), {}}; });
+  arena_.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, vocab, 64),
+                      [&](const tbb::blocked_range<size_t>& range) {
+      Dense& d = thread_dense.local();
+      for (size_t l = range.begin(); l < range.end(); ++l) {
+        if (group[l] == group[l + 1]) continue;
+        d.touched.clear();
+        for (uint64_t e = group[l]; e < group[l + 1]; ++e) {
+          const Entry& entry = entries[e];
+          if (d.next[entry.right]++ == 0) d.touched.push_back(entry.right);
+          d.count[entry.right] += entry.count;
+        }
+        std::sort(d.touched.begin(), d.touched.end());
+        std::vector<GroupPair>& out = group_pairs[l];
+        out.reserve(d.touched.size());
+        uint64_t at = group[l];
+        for (TokenId right : d.touched) {
+          out.push_back({right, d.count[right], at});
+          const uint64_t words = d.next[right];
+          d.next[right] = at;
+          at += words;
+        }
+        for (uint64_t e = group[l]; e < group[l + 1]; ++e) {
+          flat[d.next[entries[e].right]++] = entries[e].word;
+        }
+        for (TokenId right : d.touched) d.count[right] = d.next[right] = 0;
+      }
+    });
+  });
+  entries = HugeArray<Entry>();  // frees them
+  size_t num_pairs = 0;
+  for (const std::vector<GroupPair>& g : group_pairs) num_pairs += g.size();
+  std::vector<PairKey> keys;
+  std::vector<uint64_t> counts, offsets;
+  keys.reserve(num_pairs);
+  counts.reserve(num_pairs);
+  offsets.reserve(num_pairs + 1);
+  for (size_t l = 0; l < vocab; ++l) {
+    for (const GroupPair& p : group_pairs[l]) {
+      keys.push_back(MakePairKey(static_cast<TokenId>(l), p.right));
+      counts.push_back(p.count);
+      offsets.push_back(p.offset);
+    }
+    std::vector<GroupPair>().swap(group_pairs[l]);
+  }
+  offsets.push_back(total);
+  pairs_.Build(std::move(flat), keys, counts, offsets);
+  queue_.Fill(pairs_);
+}
+
+bool Trainer::ReportReplayed() {
+  if (!control_.after_merge) return true;
+  const BpeModel& model = result_.model;
+  const size_t first = model.merges.size() - replayed_;
+  for (size_t i = 0; i < replayed_; ++i) {
+    const Merge& m = model.merges[first + i];
+    const size_t done = first + i + 1;
+    MergeEvent event{.merges_done = done,
+                     .left = model.tokens[m.left],
+                     .right = model.tokens[m.right],
+                     .count = result_.merge_counts[first + i],
+                     .id = m.result,
+                     .merges_planned = model.merges.size() + TargetTokens() - tokens().size(),
+                     .replayed = true};
+    if (!control_.after_merge(event)) {
+      result_.interrupted = true;
+      result_.stop_reason = StrCat("interrupted after ", done, " merges");
+      return false;
+    }
+  }
+  return true;
 }
 
 void Trainer::RunBatch(std::span<const WordRef> words, size_t batch) {
@@ -448,23 +795,18 @@ std::string Trainer::VocabShortfall() const {
 absl::Status Trainer::MergeLoop() {
   BpeModel& model = result_.model;
   result_.stop_reason = StrCat("reached --vocab-size ", options_.vocab_size);
-  size_t resumed = 0;
+  if (replay_stopped_) return absl::OkStatus();  // stop_reason was set by the replay
+  if (!ReportReplayed()) return absl::OkStatus();
   while (model.tokens.size() < TargetTokens()) {
     PairKey p;
-    const bool replayed = resumed < control_.resume_merges.size();
-    if (replayed) {
-      TM_ASSIGN_OR_RETURN(p, ResumePair(resumed));
-      ++resumed;
-    } else {
-      if (!queue_.PopBest(pairs_, &p)) {
-        if (model.merges.empty()) {
-          return absl::FailedPreconditionError(
-              "the corpus yields no pair to merge (every word is a single byte), so no merge "
-              "can be learned");
-        }
-        result_.stop_reason = StrCat("no pair is left to merge; ", VocabShortfall());
-        break;
+    if (!queue_.PopBest(pairs_, &p)) {
+      if (model.merges.empty()) {
+        return absl::FailedPreconditionError(
+            "the corpus yields no pair to merge (every word is a single byte), so no merge "
+            "can be learned");
       }
+      result_.stop_reason = StrCat("no pair is left to merge; ", VocabShortfall());
+      break;
     }
     const uint64_t count = pairs_.count(p);
     if (count < options_.min_frequency) {
@@ -484,7 +826,7 @@ absl::Status Trainer::MergeLoop() {
                        .count = count,
                        .id = t,
                        .merges_planned = model.merges.size() + TargetTokens() - tokens().size(),
-                       .replayed = replayed};
+                       .replayed = false};
       if (!control_.after_merge(event)) {
         result_.interrupted = true;
         result_.stop_reason = StrCat("interrupted after ", model.merges.size(), " merges");
@@ -509,10 +851,20 @@ absl::StatusOr<TrainResult> Trainer::Run() {
     TM_RETURN_IF_ERROR(BuildAlphabet(words));
     TM_RETURN_IF_ERROR(BuildWords(words));
   }
-  if (owned_ != nullptr) *owned_ = WordCounts();  // the words live on in words_
+  if (owned_ != nullptr) {  // the words live on in words_
+    if (control_.before_counts_freed) control_.before_counts_freed();
+    *owned_ = WordCounts();
+  }
   lap("words");
-  CountInitialPairs();
-  lap("initial pairs");
+  if (control_.resume_merges.empty()) {
+    CountInitialPairs();
+    lap("initial pairs");
+  } else {
+    TM_RETURN_IF_ERROR(ReplayMerges());
+    lap("replay");
+    CountPairsOfWords();
+    lap("pairs");
+  }
   TM_RETURN_IF_ERROR(MergeLoop());
   lap("merges");
   if (options_.special_tokens_at == SpecialTokensAt::kEnd) AddSpecialTokens();
@@ -549,8 +901,8 @@ absl::StatusOr<TrainResult> TrainBpe(const WordCounts& counts, const TrainerOpti
 
 absl::StatusOr<TrainResult> TrainBpe(WordCounts&& counts, const TrainerOptions& options,
                                      const TrainControl& control) {
-  WordCounts owned = std::move(counts);
-  return Train(owned, &owned, options, control);
+  // Emptied in place (not moved from at once), after control.before_counts_freed.
+  return Train(counts, &counts, options, control);
 }
 
 }  // namespace tokenmill

@@ -70,6 +70,9 @@ struct TrainControl {
   // Called after each merge (replayed ones included). Returning false stops training at once;
   // the result then holds the merges so far and `interrupted` is set.
   std::function<bool(const MergeEvent&)> after_merge;
+  // With TrainBpe(WordCounts&&): called just before the counts are freed (the caller may still
+  // be reading them on another thread, e.g. to checkpoint them).
+  std::function<void()> before_counts_freed;
 };
 
 // Trains on `counts` (words with their counts, e.g. from CountCorpus). Fails when the options
@@ -80,8 +83,9 @@ struct TrainControl {
 // The result is the same whatever options.threads is.
 absl::StatusOr<TrainResult> TrainBpe(const WordCounts& counts, const TrainerOptions& options,
                                      const TrainControl& control = {});
-// The same, taking the counts over: they are freed as soon as the trainer holds its own copy
-// of the words (before the initial pair counts), which lowers peak memory.
+// The same, taking the counts over: they are emptied (freed) as soon as the trainer holds its
+// own copy of the words (before the initial pair counts), which lowers peak memory. Until then,
+// and when training fails before that point, `counts` is left as it was.
 absl::StatusOr<TrainResult> TrainBpe(WordCounts&& counts, const TrainerOptions& options,
                                      const TrainControl& control = {});
 

@@ -49,6 +49,24 @@ void PairTable::AddWordBlock(HugeArray<WordRef> words, std::span<const PairKey> 
   blocks_.push_back({live > 0 ? std::move(words) : HugeArray<WordRef>(), live});
 }
 
+void PairTable::Build(HugeArray<WordRef> words, std::span<const PairKey> keys,
+                      std::span<const uint64_t> counts, std::span<const uint64_t> offsets) {
+  assert(pairs_.empty() && blocks_.empty());
+  pairs_.reserve(keys.size());
+  const uint32_t block = 0;
+  uint32_t live = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    assert(counts[i] > 0);
+    const uint64_t begin = offsets[i], end = offsets[i + 1];
+    Pair pair{.count = counts[i], .words = words.data() + begin,
+              .num_words = static_cast<uint32_t>(end - begin), .block = block};
+    if (pair.num_words == 0) pair.words = nullptr;
+    live += pair.num_words > 0;
+    pairs_.emplace(keys[i], pair);
+  }
+  blocks_.push_back({live > 0 ? std::move(words) : HugeArray<WordRef>(), live});
+}
+
 std::span<const WordRef> PairTable::TakeWords(PairKey key) {
   retired_.clear();
   auto it = pairs_.find(key);

@@ -49,6 +49,11 @@ class PairTable {
     for (const auto& [key, pair] : pairs_) f(key, pair.count);
   }
 
+  // Fills an empty table at once: pair keys[i] gets count counts[i] (non-zero) and the words
+  // words[offsets[i], offsets[i + 1]) (one block). One hash insertion per pair.
+  void Build(HugeArray<WordRef> words, std::span<const PairKey> keys,
+             std::span<const uint64_t> counts, std::span<const uint64_t> offsets);
+
   // Adds `delta` to the count of `key` (adding the pair if new; the result must not be
   // negative) and returns the new count. At zero the pair is dropped.
   uint64_t AddCount(PairKey key, int64_t delta);

@@ -41,6 +41,10 @@ class WordStore {
     return data_[w + 1] | (static_cast<uint64_t>(data_[w + 2]) << 32);
   }
   std::span<const TokenId> symbols(WordRef w) const { return {&data_[w + kHeader], data_[w]}; }
+  // For replaying merges on resume: the word's symbols, to rewrite in place, and its new
+  // (never larger) length. Different words may be rewritten concurrently.
+  TokenId* mutable_symbols(WordRef w) { return &data_[w + kHeader]; }
+  void set_length(WordRef w, uint32_t length) { data_[w] = length; }
   // Hints the CPU to load word w soon.
   void Prefetch(WordRef w) const { __builtin_prefetch(&data_[w]); }
 
