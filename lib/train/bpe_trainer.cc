@@ -423,28 +423,32 @@ uint32_t ReplayWord(TokenId* s, uint32_t n, uint64_t word_count, std::span<const
                     std::vector<uint64_t>& counts) {
   if (n < 2) return n;
   if (rank.size() < n) rank.resize(n);
-  for (uint32_t k = 0; k + 1 < n; ++k) rank[k] = ranks.Rank(s[k], s[k + 1], 0);
-  while (n >= 2) {
-    uint32_t best = kNoRank;
-    for (uint32_t k = 0; k + 1 < n; ++k) best = std::min(best, rank[k]);
-    if (best == kNoRank) break;
+  uint32_t best = kNoRank;
+  for (uint32_t k = 0; k + 1 < n; ++k) {
+    rank[k] = ranks.Rank(s[k], s[k + 1], 0);
+    best = std::min(best, rank[k]);
+  }
+  // One pass per merge: replace, count the pair's occurrences (overlapping ones too, as pair
+  // counts do), set the new pairs' ranks and find the next merge.
+  while (best != kNoRank) {
     const TokenId t = merges[best].result;
     uint64_t occurrences = 0;
-    for (uint32_t k = 0; k + 1 < n; ++k) occurrences += rank[k] == best;
-    counts[best] += word_count * occurrences;
-    // Compact in place. `fresh` marks output positions holding a new token; the rank of the
-    // pair ending at output position `out` is carried over when both symbols were neighbours
-    // before, else looked up (from best + 1: merges before that are past).
+    uint32_t next_best = kNoRank;
+    // `fresh`: the previous output symbol is a new token. The rank of the pair ending at output
+    // position `out` is carried over when both symbols were neighbours before, else looked up
+    // (from best + 1: merges up to best are past). In-place writes stay behind the reads.
     uint32_t out = 0, i = 0;
     bool prev_fresh = false;
-    uint32_t prev_src = 0;  // old index of the previous output symbol when not fresh
+    uint32_t prev_src = 0;  // old index of the previous output symbol
     while (i < n) {
       const bool merge_here = i + 1 < n && rank[i] == best;
+      if (merge_here) occurrences += 1 + (i + 2 < n && rank[i + 1] == best);
       const TokenId symbol = merge_here ? t : s[i];
       if (out > 0) {
-        // The pair (output out - 1, output out).
         const bool carried = !merge_here && !prev_fresh && prev_src + 1 == i;
-        rank[out - 1] = carried ? rank[prev_src] : ranks.Rank(s[out - 1], symbol, best + 1);
+        const uint32_t r = carried ? rank[prev_src] : ranks.Rank(s[out - 1], symbol, best + 1);
+        rank[out - 1] = r;
+        next_best = std::min(next_best, r);
       }
       s[out] = symbol;
       prev_fresh = merge_here;
@@ -452,7 +456,9 @@ uint32_t ReplayWord(TokenId* s, uint32_t n, uint64_t word_count, std::span<const
       ++out;
       i += merge_here ? 2 : 1;
     }
+    counts[best] += word_count * occurrences;
     n = out;
+    best = next_best;
   }
   return n;
 }
