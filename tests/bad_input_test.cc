@@ -366,6 +366,8 @@ TEST(BadInput, BadFlagsAreUsageErrorsWithExitCode2) {
                      "train", 2, "--threads");
   ExpectOneLineError(RunCli({"count", "--output", dir.File("c.tmc"), "--doc-mode", "page", corpus}),
                      "count", 2, "--doc-mode");
+  ExpectOneLineError(RunCli({"count", "--output", dir.File("c.tmc"), "--threads", "-1", corpus}),
+                     "count", 2, "--threads");
   ExpectOneLineError(RunCli({"encode", "--tokenizer", out, "--specials", "maybe"}, "x"), "encode", 2,
                      "--specials");
   EXPECT_FALSE(Exists(out));

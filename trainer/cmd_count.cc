@@ -75,6 +75,10 @@ int RunCount(int argc, char** argv) {
     return kExitUsage;
   }
   // Everything a user can get wrong is checked before the corpus is read.
+  if (absl::Status s = ValidateCountCorpusFlags(options.corpus); !s.ok()) {
+    PrintError("count", s);
+    return kExitUsage;
+  }
   if (absl::Status s = CheckWritableOutput(options.output); !s.ok()) {
     PrintError("count", s);
     return kExitFailure;

@@ -307,14 +307,18 @@ CountTotals CorpusCounts::Totals() const {
   return t;
 }
 
-absl::Status ValidateCountCorpusOptions(const CountCorpusOptions& options) {
+absl::Status ValidateCountCorpusFlags(const CountCorpusOptions& options) {
   if (options.doc_mode != "line" && options.doc_mode != "file") {
     return absl::InvalidArgumentError(
         StrCat("--doc-mode must be line or file, not '", options.doc_mode, "'"));
   }
   if (options.text_field.empty()) return absl::InvalidArgumentError("--text-field must not be empty");
   if (options.threads < 0) return absl::InvalidArgumentError("--threads must be 0 (all cores) or more");
-  TM_RETURN_IF_ERROR(ParseProgressFormat(options.progress).status());
+  return ParseProgressFormat(options.progress).status();
+}
+
+absl::Status ValidateCountCorpusOptions(const CountCorpusOptions& options) {
+  TM_RETURN_IF_ERROR(ValidateCountCorpusFlags(options));
   SortedInputs sorted = SortInputs(options);
   if (sorted.corpus.empty() && sorted.counts_files.empty()) {
     return absl::InvalidArgumentError("no inputs given (files, folders, globs, - or --counts)");

@@ -56,6 +56,8 @@ struct CorpusCounts {
   CountTotals Totals() const;
 };
 
+// Checks the option values alone (a failure is a usage error: the message names the flag).
+absl::Status ValidateCountCorpusFlags(const CountCorpusOptions& options);
 // Checks the options and that every input exists (without reading the corpus).
 absl::Status ValidateCountCorpusOptions(const CountCorpusOptions& options);
 
