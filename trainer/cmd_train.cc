@@ -338,13 +338,17 @@ int RunTrain(int argc, char** argv) {
   }
   result->model.pretokenizer = options.corpus.pretokenizer;
   auto trained = std::chrono::steady_clock::now();
-  if (absl::Status s = checkpointer.WriteNow(true); !s.ok()) {
-    PrintError("train", s);
-    return kExitFailure;
-  }
+  // The last checkpoint is written while the tokenizer is (both wait for the disk).
+  checkpointer.StartWrite(/*finished=*/true);
   RemoveStaleTemporaries(options.output);
   absl::Status saved = options.format == "tiktoken" ? SaveTiktoken(result->model, options.output)
                                                       : SaveHfJson(result->model, options.output);
+  if (absl::Status s = checkpointer.Finish(); !s.ok()) {
+    PrintError("train", saved.ok() ? StrCat("the tokenizer was written to ", options.output,
+                                            ", but the last checkpoint was not: ", Message(s))
+                                   : Message(s));
+    return kExitFailure;
+  }
   if (!saved.ok()) {
     PrintError("train", saved);
     return kExitFailure;

@@ -280,12 +280,17 @@ bool TrainingCheckpointer::AfterMerge(const MergeEvent& event) {
   return status_.ok();
 }
 
-void TrainingCheckpointer::StartWrite() {
+absl::Status TrainingCheckpointer::Finish() {
+  CollectPending();
+  return status_;
+}
+
+void TrainingCheckpointer::StartWrite(bool finished) {
   if (path_.empty()) return;
   CollectPending();
   if (!status_.ok()) return;
   deferred_ = false;
-  base_.finished = false;
+  base_.finished = finished;
   base_.created_unix_seconds = static_cast<int64_t>(std::time(nullptr));
   last_write_seconds_ = NowSeconds();
   // Everything but the word table (which the writer reads through words_).

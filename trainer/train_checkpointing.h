@@ -95,7 +95,10 @@ class TrainingCheckpointer {
   absl::Status WriteNow(bool finished);
   // Starts writing the checkpoint with the merges recorded so far in the background (after any
   // write in flight); its result shows in status() by the next write or the destructor.
-  void StartWrite();
+  // `finished`: training has ended (the last checkpoint of a run).
+  void StartWrite(bool finished = false);
+  // Waits for the write in flight; the first failure of any write, or OK.
+  absl::Status Finish();
 
   // For TrainControl::before_counts_freed: waits for a write in flight, compresses the word
   // table if no write has done so yet, and lets go of `words`.
