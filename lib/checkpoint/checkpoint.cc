@@ -101,6 +101,7 @@ absl::Status CheckpointWriter::CacheTable(const WordCounts& words) {
   // Several zstd workers only pay off on a large table; each costs buffers of its own.
   constexpr size_t kMultiThreadBytes = size_t{32} << 20;
   TM_ASSIGN_OR_RETURN(words_frame_, Compress(raw, raw.size() >= kMultiThreadBytes ? threads_ : 0));
+  words_crc_ = Crc32(words_frame_);
   unique_words_ = words.unique_words();
   total_words_ = words.total_words();
   cached_from_ = &words;
@@ -118,6 +119,7 @@ absl::Status CheckpointWriter::SetWordTable(const WordCounts& words) {
 void CheckpointWriter::AdoptWordTable(std::string frame, uint64_t hash, uint64_t unique_words,
                                       uint64_t total_words) {
   words_frame_ = std::move(frame);
+  words_crc_ = Crc32(words_frame_);
   words_hash_ = hash;
   unique_words_ = unique_words;
   total_words_ = total_words;
@@ -172,7 +174,7 @@ absl::StatusOr<CheckpointWriter::Parts> CheckpointWriter::BuildParts(
   w.Raw(header);
   w.Fixed32(Crc32(parts.head));
   // The body checksum runs over the words frame and then the merges frame.
-  uLong body_crc = crc32_combine(Crc32(words_frame_), Crc32(merges_frame),
+  uLong body_crc = crc32_combine(words_crc_, Crc32(merges_frame),
                                  static_cast<z_off_t>(merges_frame.size()));
   parts.tail = std::move(merges_frame);
   BinaryWriter t(&parts.tail);

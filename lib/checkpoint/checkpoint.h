@@ -95,6 +95,7 @@ class CheckpointWriter {
   const WordCounts* cached_from_ = nullptr;
   uint64_t unique_words_ = 0, total_words_ = 0;
   std::string words_frame_;
+  uint32_t words_crc_ = 0;  // CRC-32 of words_frame_
   uint64_t words_hash_ = 0;
   bool has_frame_ = false;
 };
