@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/utf8.h"
+
 namespace tokenmill {
 
 std::string DisplayBytes(std::string_view bytes);
@@ -15,8 +17,5 @@ std::string DisplayBytes(std::string_view bytes);
 // subpart" rule, as TextDecoder and Python's errors="replace" do); valid text is unchanged.
 std::string ReplaceInvalidUtf8(std::string_view bytes);
 
-// Length of the valid UTF-8 sequence starting at bytes[0], or 0 if it is not valid there.
-// Also reports, via `maximal_subpart`, how many bytes form the invalid prefix to replace.
-size_t ValidUtf8Length(std::string_view bytes, size_t* maximal_subpart);
 
 }  // namespace tokenmill
