@@ -8,6 +8,7 @@ PACKAGES=(
   libtbb-dev libabsl-dev libhyperscan-dev libzstd-dev zlib1g-dev libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev libpcre2-dev
   clang libclang-rt-14-dev
+  curl dpkg-dev  # scripts/build_tsan_deps.sh fetches and unpacks Debian's oneTBB/Abseil sources
 )
 
 missing=()
