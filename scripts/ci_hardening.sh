@@ -54,7 +54,7 @@ if [[ $what == tsan || $what == all ]]; then
   echo "== every TSan executable loads libtbb and libabsl_* from $deps/lib"
   (
     cd "$tsan_dir"
-    TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 history_size=4" \
+    TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 history_size=4 suppressions=$root/tests/tsan.supp" \
       ctest --output-on-failure -j "$(nproc)" -LE large -R "$TSAN_FILTER" --timeout 1800
   )
   echo "== ThreadSanitizer done at $(( $(date +%s) - start )) s"
