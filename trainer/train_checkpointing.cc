@@ -197,26 +197,38 @@ TrainingCheckpointer::TrainingCheckpointer(std::string path,
       words_(words),
       writer_(threads),
       last_write_seconds_(NowSeconds()) {
+  for (const auto& [left, right] : base_.merges) {
+    CheckpointWriter::AppendMerge(&merges_raw_, left, right);
+  }
+  merge_count_ = base_.merges.size();
+  std::vector<std::pair<std::string, std::string>>().swap(base_.merges);
   if (!base_.words_frame.empty()) {
     // Resumed: the table's compressed frame is the checkpoint's own.
     writer_.AdoptWordTable(std::move(base_.words_frame), base_.word_table_hash,
                            words->unique_words(), words->total_words());
     base_.words_frame.clear();
     table_ready_ = true;
+    table_attempted_ = true;
   }
 }
 
 TrainingCheckpointer::~TrainingCheckpointer() { CollectPending(); }
 
-TrainingCheckpointer::WriteResult TrainingCheckpointer::WriteSnapshot(const Checkpoint& snapshot) {
+TrainingCheckpointer::WriteResult TrainingCheckpointer::WriteSnapshot(
+    const Checkpoint& snapshot, std::string_view merges_raw, uint64_t merge_count) {
   double start = NowSeconds();
   RemoveStaleTemporaries(path_);
   WriteResult result;
   if (!table_ready_) {
     result.status = writer_.SetWordTable(*words_);
-    table_ready_ = result.status.ok();
+    {
+      std::lock_guard<std::mutex> lock(table_mutex_);
+      table_ready_ = result.status.ok();
+      table_attempted_ = true;
+    }
+    table_done_.notify_all();
   }
-  if (result.status.ok()) result.status = writer_.Write(snapshot, path_);
+  if (result.status.ok()) result.status = writer_.Write(snapshot, merges_raw, merge_count, path_);
   result.seconds = NowSeconds() - start;
   return result;
 }
@@ -235,7 +247,7 @@ absl::Status TrainingCheckpointer::WriteNow(bool finished) {
   if (!status_.ok()) return status_;
   base_.finished = finished;
   base_.created_unix_seconds = static_cast<int64_t>(std::time(nullptr));
-  WriteResult result = WriteSnapshot(base_);
+  WriteResult result = WriteSnapshot(base_, merges_raw_, merge_count_);
   ++writes_;
   write_seconds_ += result.seconds;
   last_write_seconds_ = NowSeconds();
@@ -245,21 +257,29 @@ absl::Status TrainingCheckpointer::WriteNow(bool finished) {
 
 void TrainingCheckpointer::ReleaseWordTable() {
   if (path_.empty() || words_ == nullptr) return;
-  CollectPending();
-  if (!table_ready_ && status_.ok()) {
-    absl::Status status = writer_.SetWordTable(*words_);
-    if (status.ok()) {
-      table_ready_ = true;
-    } else {
-      status_ = status;
+  if (pending_.valid()) {
+    // A write in flight compresses the table first: wait for that part only, not the disk.
+    std::unique_lock<std::mutex> lock(table_mutex_);
+    table_done_.wait(lock, [this] { return table_attempted_; });
+  }
+  if (!table_ready_) {
+    CollectPending();
+    if (status_.ok()) {
+      absl::Status status = writer_.SetWordTable(*words_);
+      if (status.ok()) {
+        table_ready_ = true;
+      } else {
+        status_ = status;
+      }
     }
   }
   words_ = nullptr;
 }
 
 bool TrainingCheckpointer::AfterMerge(const MergeEvent& event) {
-  if (!path_.empty() && base_.merges.size() < event.merges_done) {
-    base_.merges.emplace_back(std::string(event.left), std::string(event.right));
+  if (!path_.empty() && merge_count_ < event.merges_done) {
+    CheckpointWriter::AppendMerge(&merges_raw_, event.left, event.right);
+    ++merge_count_;
   }
   if (InterruptGuard::signal_number() != 0) {
     absl::Status status = WriteNow(false);
@@ -293,17 +313,17 @@ void TrainingCheckpointer::StartWrite(bool finished) {
   base_.finished = finished;
   base_.created_unix_seconds = static_cast<int64_t>(std::time(nullptr));
   last_write_seconds_ = NowSeconds();
-  // Everything but the word table (which the writer reads through words_).
+  // Everything but the word table (the writer holds it, or reads it through words_ first).
   Checkpoint snapshot;
   snapshot.settings = base_.settings;
   snapshot.corpus_files = base_.corpus_files;
   snapshot.documents = base_.documents;
   snapshot.corpus_bytes = base_.corpus_bytes;
-  snapshot.merges = base_.merges;
   snapshot.finished = base_.finished;
   snapshot.created_unix_seconds = base_.created_unix_seconds;
-  pending_ = std::async(std::launch::async, [this, snapshot = std::move(snapshot)]() {
-    return WriteSnapshot(snapshot);
+  pending_ = std::async(std::launch::async, [this, snapshot = std::move(snapshot),
+                                             merges = merges_raw_, count = merge_count_]() {
+    return WriteSnapshot(snapshot, merges, count);
   });
 }
 

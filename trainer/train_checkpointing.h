@@ -11,9 +11,11 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <future>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -113,7 +115,7 @@ class TrainingCheckpointer {
 
   const absl::Status& status() const { return status_; }
   const std::string& path() const { return path_; }
-  size_t merges_done() const { return base_.merges.size(); }
+  size_t merges_done() const { return merge_count_; }
   // Checkpoints written by this object and the seconds spent writing them.
   size_t writes() const { return writes_; }
   double write_seconds() const { return write_seconds_; }
@@ -125,7 +127,15 @@ class TrainingCheckpointer {
   Checkpoint base_;
   const WordCounts* words_;
   CheckpointWriter writer_;
-  bool table_ready_ = false;  // writer_ holds the word table's frame
+  // The merges so far, serialized (CheckpointWriter::AppendMerge), and how many.
+  std::string merges_raw_;
+  uint64_t merge_count_ = 0;
+  // writer_ holds the word table's frame. Set by the first write (in the background) before it
+  // goes to the disk; ReleaseWordTable waits for table_attempted_ only.
+  std::atomic<bool> table_ready_ = false;
+  bool table_attempted_ = false;  // guarded by table_mutex_
+  std::mutex table_mutex_;
+  std::condition_variable table_done_;
   double last_write_seconds_;
   size_t writes_ = 0;
   double write_seconds_ = 0;
@@ -138,7 +148,8 @@ class TrainingCheckpointer {
   bool deferred_ = false;             // a write fell due while another was in flight
   // Waits for the background write and records its result.
   void CollectPending();
-  WriteResult WriteSnapshot(const Checkpoint& snapshot);
+  WriteResult WriteSnapshot(const Checkpoint& snapshot, std::string_view merges_raw,
+                            uint64_t merge_count);
 };
 
 }  // namespace tokenmill::cli

@@ -66,12 +66,7 @@ std::string SerializeWords(const WordCounts& words) {
 
 std::string SerializeMerges(const std::vector<std::pair<std::string, std::string>>& merges) {
   std::string out;
-  BinaryWriter w(&out);
-  w.Varint(merges.size());
-  for (const auto& [left, right] : merges) {
-    w.Bytes(left);
-    w.Bytes(right);
-  }
+  for (const auto& [left, right] : merges) CheckpointWriter::AppendMerge(&out, left, right);
   return out;
 }
 
@@ -128,8 +123,15 @@ void CheckpointWriter::AdoptWordTable(std::string frame, uint64_t hash, uint64_t
   pinned_ = true;
 }
 
+void CheckpointWriter::AppendMerge(std::string* merges_raw, std::string_view left,
+                                   std::string_view right) {
+  BinaryWriter w(merges_raw);
+  w.Bytes(left);
+  w.Bytes(right);
+}
+
 absl::StatusOr<CheckpointWriter::Parts> CheckpointWriter::BuildParts(
-    const Checkpoint& checkpoint) {
+    const Checkpoint& checkpoint, std::string_view merges_raw, uint64_t merge_count) {
   if (!pinned_) {
     const WordCounts& words = checkpoint.words;
     if (!has_frame_ || cached_from_ != &words || unique_words_ != words.unique_words() ||
@@ -137,8 +139,12 @@ absl::StatusOr<CheckpointWriter::Parts> CheckpointWriter::BuildParts(
       TM_RETURN_IF_ERROR(CacheTable(words));
     }
   }
-  TM_ASSIGN_OR_RETURN(std::string merges_frame,
-                      Compress(SerializeMerges(checkpoint.merges), 0));
+  // The merges frame: their count, then each merge (as AppendMerge writes it).
+  std::string merges_content;
+  BinaryWriter m(&merges_content);
+  m.Varint(merge_count);
+  m.Raw(merges_raw);
+  TM_ASSIGN_OR_RETURN(std::string merges_frame, Compress(merges_content, 0));
 
   std::string header;
   BinaryWriter h(&header);
@@ -158,7 +164,7 @@ absl::StatusOr<CheckpointWriter::Parts> CheckpointWriter::BuildParts(
   h.Varint(unique_words_);
   h.Varint(total_words_);
   h.Fixed64(words_hash_);
-  h.Varint(checkpoint.merges.size());
+  h.Varint(merge_count);
   h.Varint(checkpoint.finished ? 1 : 0);
   h.Fixed64(static_cast<uint64_t>(checkpoint.created_unix_seconds != 0
                                       ? checkpoint.created_unix_seconds
@@ -183,12 +189,18 @@ absl::StatusOr<CheckpointWriter::Parts> CheckpointWriter::BuildParts(
 }
 
 absl::StatusOr<std::string> CheckpointWriter::Serialize(const Checkpoint& checkpoint) {
-  TM_ASSIGN_OR_RETURN(Parts parts, BuildParts(checkpoint));
+  TM_ASSIGN_OR_RETURN(Parts parts, BuildParts(checkpoint, SerializeMerges(checkpoint.merges),
+                                              checkpoint.merges.size()));
   return StrCat(parts.head, words_frame_, parts.tail);
 }
 
 absl::Status CheckpointWriter::Write(const Checkpoint& checkpoint, const std::string& path) {
-  TM_ASSIGN_OR_RETURN(Parts parts, BuildParts(checkpoint));
+  return Write(checkpoint, SerializeMerges(checkpoint.merges), checkpoint.merges.size(), path);
+}
+
+absl::Status CheckpointWriter::Write(const Checkpoint& checkpoint, std::string_view merges_raw,
+                                     uint64_t merge_count, const std::string& path) {
+  TM_ASSIGN_OR_RETURN(Parts parts, BuildParts(checkpoint, merges_raw, merge_count));
   const std::string_view pieces[] = {parts.head, words_frame_, parts.tail};
   absl::Status status = WriteFileAtomically(path, pieces);
   if (!status.ok()) {

@@ -81,13 +81,20 @@ class CheckpointWriter {
   // Serialize + atomic write to `path` (the table's frame is written from where it is held,
   // not copied).
   absl::Status Write(const Checkpoint& checkpoint, const std::string& path);
+  // The same with the merges given already serialized (checkpoint.merges is ignored): a run
+  // that records merges one by one appends each with AppendMerge, so that a snapshot of them
+  // is one copy of bytes, not of a string pair per merge.
+  absl::Status Write(const Checkpoint& checkpoint, std::string_view merges_raw,
+                     uint64_t merge_count, const std::string& path);
+  static void AppendMerge(std::string* merges_raw, std::string_view left, std::string_view right);
 
  private:
   // The file is head + words frame + tail (the merges frame and the body checksum).
   struct Parts {
     std::string head, tail;
   };
-  absl::StatusOr<Parts> BuildParts(const Checkpoint& checkpoint);
+  absl::StatusOr<Parts> BuildParts(const Checkpoint& checkpoint, std::string_view merges_raw,
+                                   uint64_t merge_count);
   absl::Status CacheTable(const WordCounts& words);
 
   int threads_;
