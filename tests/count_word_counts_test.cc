@@ -78,5 +78,26 @@ TEST(WordCounts, ShortWordsWithZeroBytesAreDistinct) {
   EXPECT_EQ(sorted[2].first, std::string_view("a\0", 2));
 }
 
+TEST(WordCounts, AMovedFromTableIsAValidEmptyTable) {
+  WordCounts a;
+  a.Add("hello", 3);
+  a.Add("hi", 2);
+  WordCounts b = std::move(a);
+  EXPECT_EQ(b.Get("hello"), 3u);
+  EXPECT_EQ(a.unique_words(), 0u);  // NOLINT(bugprone-use-after-move): the contract under test
+  EXPECT_EQ(a.total_words(), 0u);
+  EXPECT_EQ(a, WordCounts());
+  WordCounts copy = a;
+  copy.Add("again", 1);
+  a.Add("again", 1);
+  EXPECT_EQ(a, copy);
+  WordCounts c;
+  c = std::move(b);
+  EXPECT_EQ(c.Get("hi"), 2u);
+  b.Add("x", 1);  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(b.Get("x"), 1u);
+  EXPECT_EQ(b.unique_words(), 1u);
+}
+
 }  // namespace
 }  // namespace tokenmill

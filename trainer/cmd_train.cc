@@ -262,8 +262,7 @@ int RunTrain(int argc, char** argv) {
   CorpusCounts counts;
   if (resumed) {
     base = *std::move(resumed);
-    counts.words = std::move(base.words);
-    base.words = WordCounts();
+    counts.words = std::move(base.words);  // base.words is left empty
     counts.documents = base.documents;
     counts.bytes = base.corpus_bytes;
     if (!options.quiet) {

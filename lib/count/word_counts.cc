@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <utility>
 
 #include "absl/hash/hash.h"
 #include "common/strings.h"
@@ -18,6 +19,18 @@ static_assert(std::endian::native == std::endian::little,
 WordCounts::WordCounts() : partitions_(kPartitions) {}
 
 WordCounts::WordCounts(const WordCounts& other) : WordCounts() { MergeFrom(other); }
+
+WordCounts::WordCounts(WordCounts&& other) noexcept
+    : partitions_(std::exchange(other.partitions_, std::vector<Partition>(kPartitions))),
+      total_(std::exchange(other.total_, 0)) {}
+
+WordCounts& WordCounts::operator=(WordCounts&& other) noexcept {
+  if (this != &other) {
+    partitions_ = std::exchange(other.partitions_, std::vector<Partition>(kPartitions));
+    total_ = std::exchange(other.total_, 0);
+  }
+  return *this;
+}
 
 WordCounts& WordCounts::operator=(const WordCounts& other) {
   if (this != &other) {

@@ -34,8 +34,9 @@ class WordCounts {
   WordCounts();
   WordCounts(const WordCounts& other);
   WordCounts& operator=(const WordCounts& other);
-  WordCounts(WordCounts&&) noexcept = default;
-  WordCounts& operator=(WordCounts&&) noexcept = default;
+  // A moved-from table is a valid empty table.
+  WordCounts(WordCounts&& other) noexcept;
+  WordCounts& operator=(WordCounts&& other) noexcept;
 
   void Add(std::string_view word, uint64_t count = 1);
   void MergeFrom(const WordCounts& other);
