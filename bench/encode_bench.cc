@@ -122,10 +122,8 @@ void BM_EncodeBatch(benchmark::State& state) {
   size_t tokens = 0;
   for (auto _ : state) {
     arena.execute([&] {
-      absl::StatusOr<std::vector<std::vector<TokenId>>> ids =
-          encoder->EncodeBatch(docs, SpecialPolicy::kAsText);
-      tokens = 0;
-      for (const auto& doc : *ids) tokens += doc.size();
+      absl::StatusOr<EncodedBatch> ids = encoder->EncodeBatch(docs, SpecialPolicy::kAsText);
+      tokens = ids->ids.size();
     });
   }
   ReportThroughput(state, text.size(), tokens);

@@ -73,7 +73,7 @@ ParsedInput ParseOneInput(FlagSet& flags, std::string_view command, int argc, ch
   return parsed;
 }
 
-void AppendIds(const std::vector<TokenId>& ids, std::string& out) {
+void AppendIds(absl::Span<const TokenId> ids, std::string& out) {
   for (size_t i = 0; i < ids.size(); ++i) {
     if (i > 0) out.push_back(' ');
     StrAppend(&out, ids[i]);
@@ -109,7 +109,7 @@ class LineEncoder {
       size_t end = i + 1 < offsets_.size() ? offsets_[i + 1] : block_.size();
       lines.push_back(std::string_view(block_).substr(offsets_[i], end - offsets_[i]));
     }
-    absl::StatusOr<std::vector<std::vector<TokenId>>> ids = encoder_.EncodeBatch(lines, policy_);
+    absl::StatusOr<EncodedBatch> ids = encoder_.EncodeBatch(lines, policy_);
     if (!ids.ok()) {
       // Rare: find the first failing line again, sequentially, to name it.
       for (size_t i = 0; i < lines.size(); ++i) {

@@ -1,5 +1,7 @@
 #include "model/encoder.h"
 
+#include <algorithm>
+
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
@@ -151,23 +153,58 @@ absl::StatusOr<std::vector<TokenId>> Encoder::Encode(std::string_view text,
   return ids;
 }
 
-absl::StatusOr<std::vector<std::vector<TokenId>>> Encoder::EncodeBatch(
-    absl::Span<const std::string_view> texts, SpecialPolicy policy) const {
-  std::vector<std::vector<TokenId>> results(texts.size());
-  std::vector<absl::Status> errors(texts.size());
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, texts.size()),
-                    [&](const tbb::blocked_range<size_t>& range) {
-                      for (size_t i = range.begin(); i != range.end(); ++i) {
-                        results[i].reserve(texts[i].size() / 3 + 1);
-                        errors[i] = EncodeTo(texts[i], policy, results[i]);
-                      }
-                    });
-  for (size_t i = 0; i < texts.size(); ++i) {
-    if (!errors[i].ok()) {
-      return absl::Status(errors[i].code(), StrCat("text ", i, ": ", errors[i].message()));
+absl::StatusOr<EncodedBatch> Encoder::EncodeBatch(absl::Span<const std::string_view> texts,
+                                                   SpecialPolicy policy) const {
+  // Texts are encoded in fixed chunks, each into one buffer of its own, then the buffers are
+  // copied into place in parallel: one allocation per chunk, not per text, and nothing serial
+  // but a prefix sum over the chunks.
+  constexpr size_t kChunkTexts = 256;
+  const size_t n = texts.size();
+  const size_t chunks = (n + kChunkTexts - 1) / kChunkTexts;
+  struct Chunk {
+    std::vector<TokenId> ids;
+    std::vector<size_t> ends;  // each text's end in ids
+    absl::Status error;
+    size_t failed = 0;  // the failing text, when !error.ok()
+  };
+  std::vector<Chunk> parts(chunks);
+  tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+    Chunk& part = parts[c];
+    const size_t begin = c * kChunkTexts, end = std::min(n, begin + kChunkTexts);
+    size_t bytes = 0;
+    for (size_t i = begin; i < end; ++i) bytes += texts[i].size();
+    part.ids.reserve(bytes / 3 + 16);
+    part.ends.reserve(end - begin);
+    for (size_t i = begin; i < end; ++i) {
+      if (absl::Status s = EncodeTo(texts[i], policy, part.ids); !s.ok()) {
+        part.error = std::move(s);
+        part.failed = i;
+        return;
+      }
+      part.ends.push_back(part.ids.size());
     }
+  });
+  std::vector<size_t> start(chunks + 1, 0);
+  for (size_t c = 0; c < chunks; ++c) {
+    const Chunk& part = parts[c];
+    if (!part.error.ok()) {
+      return absl::Status(part.error.code(),
+                          StrCat("text ", part.failed, ": ", part.error.message()));
+    }
+    start[c + 1] = start[c] + part.ids.size();
   }
-  return results;
+  EncodedBatch batch;
+  batch.ids.resize(start[chunks]);
+  batch.offsets.resize(n + 1);
+  tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+    Chunk& part = parts[c];
+    std::copy(part.ids.begin(), part.ids.end(), batch.ids.begin() + start[c]);
+    for (size_t k = 0; k < part.ends.size(); ++k) {
+      batch.offsets[c * kChunkTexts + k + 1] = start[c] + part.ends[k];
+    }
+    std::vector<TokenId>().swap(part.ids);
+  });
+  return batch;
 }
 
 absl::StatusOr<std::vector<ExplainedPiece>> Encoder::Explain(std::string_view text,

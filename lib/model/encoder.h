@@ -35,6 +35,17 @@ namespace tokenmill {
 
 // What Encode() does with special-token strings found in the text (tiktoken's allowed /
 // disallowed special).
+// The ids of a batch of texts in one flat array (no allocation per text): text i's ids are
+// ids[offsets[i], offsets[i + 1]).
+struct EncodedBatch {
+  std::vector<TokenId> ids;
+  std::vector<size_t> offsets;  // size() + 1 entries, from 0
+  size_t size() const { return offsets.empty() ? 0 : offsets.size() - 1; }
+  absl::Span<const TokenId> operator[](size_t i) const {
+    return absl::Span<const TokenId>(ids.data() + offsets[i], offsets[i + 1] - offsets[i]);
+  }
+};
+
 enum class SpecialPolicy {
   kAllow,     // they become their ids
   kDisallow,  // finding one is an error
@@ -77,9 +88,8 @@ class Encoder {
 
   // Encodes every text, in parallel on the current oneTBB arena; result i belongs to texts[i]
   // whatever the thread count. Fails with the error of the first failing text (by index).
-  absl::StatusOr<std::vector<std::vector<TokenId>>> EncodeBatch(
-      absl::Span<const std::string_view> texts,
-      SpecialPolicy policy = SpecialPolicy::kAllow) const;
+  absl::StatusOr<EncodedBatch> EncodeBatch(absl::Span<const std::string_view> texts,
+                                           SpecialPolicy policy = SpecialPolicy::kAllow) const;
 
   // The pieces of `text` and how each became tokens; the ids concatenate to Encode(text).
   absl::StatusOr<std::vector<ExplainedPiece>> Explain(

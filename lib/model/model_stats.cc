@@ -52,13 +52,12 @@ absl::StatusOr<CorpusStats> MeasureCorpus(const Encoder& encoder, const std::str
       CountText(lines.back(), stats);
     }
     auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<std::vector<std::vector<TokenId>>> ids =
-        encoder.EncodeBatch(lines, SpecialPolicy::kAsText);
+    absl::StatusOr<EncodedBatch> ids = encoder.EncodeBatch(lines, SpecialPolicy::kAsText);
     stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!ids.ok()) {
       status = ids.status();
     } else {
-      for (const std::vector<TokenId>& line_ids : *ids) stats.tokens += line_ids.size();
+      stats.tokens += ids->ids.size();
     }
     block.clear();
     offsets.clear();
