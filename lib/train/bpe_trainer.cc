@@ -530,9 +530,10 @@ void Trainer::CountPairsOfWords() {
   std::span<const WordRef> refs = words_.refs();
   const size_t n = refs.size();
   const size_t vocab = tokens().size();
-  // Chunks of words; their per-token histograms cost chunks x vocab x 4 bytes.
+  // Chunks of words; their per-token histograms cost chunks x vocab x 8 bytes, kept to about
+  // 32 MB (fewer chunks for a large vocabulary).
   const size_t chunks = std::clamp<size_t>(
-      std::min((n + kInitialChunkWords - 1) / kInitialChunkWords, (size_t{32} << 20) / vocab), 1,
+      std::min((n + kInitialChunkWords - 1) / kInitialChunkWords, (size_t{4} << 20) / vocab), 1,
       kMaxInitialChunks);
   auto chunk_begin = [&](size_t c) { return n * c / chunks; };
   // Calls fn(left, right, occurrences) once for each distinct mergeable pair of word w.
