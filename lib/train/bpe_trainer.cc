@@ -19,7 +19,6 @@
 #include "train/bpe_trainer.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <limits>
 #include <optional>
