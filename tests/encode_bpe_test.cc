@@ -159,6 +159,7 @@ TEST(Encoder, CacheAndShortcutsChangeNothing) {
     EncoderOptions plain_options;
     plain_options.cache_entries = 0;
     plain_options.long_piece = 8;  // the heap for most pieces
+    plain_options.split_pieces = false;
     auto plain = Encoder::Create(model, plain_options);
     EncoderOptions tiny_cache;
     tiny_cache.cache_entries = 5;  // emptied over and over
@@ -172,6 +173,114 @@ TEST(Encoder, CacheAndShortcutsChangeNothing) {
     EXPECT_EQ(*a, *b);
     EXPECT_EQ(*a, *a_again);
     EXPECT_EQ(*a, *c);
+  }
+}
+
+// The lines of the sample that hold Chinese (or other 3-byte characters).
+std::string ChineseLines() {
+  std::string text = SampleText(2000000), chinese;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = std::min(text.size(), text.find('\n', start) + 1);
+    if (end == 0) end = text.size();
+    std::string_view line = std::string_view(text).substr(start, end - start);
+    for (size_t i = 0; i + 2 < line.size(); ++i) {
+      if ((static_cast<unsigned char>(line[i]) & 0xF0) == 0xE0) {
+        chinese += line;
+        break;
+      }
+    }
+    start = end;
+  }
+  return chinese;
+}
+
+// Pieces cut from Chinese text at character boundaries, some with characters replaced by any
+// 3-byte sequence (overlong forms and surrogates included), ASCII, 2- and 4-byte characters or
+// stray bytes, so that boundaries of every kind, and tokens straddling them, occur.
+std::vector<std::string> ChinesePieces(const std::string& chinese, int count, uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto is_lead = [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; };
+  std::vector<std::string> pieces;
+  while (static_cast<int>(pieces.size()) < count) {
+    size_t start = rng() % chinese.size();
+    while (start > 0 && !is_lead(chinese[start])) --start;
+    size_t end = std::min(chinese.size(), start + 6 + rng() % 60);
+    while (end < chinese.size() && !is_lead(chinese[end])) ++end;
+    std::string piece = chinese.substr(start, end - start);
+    if (pieces.size() % 3 == 1) {
+      std::string mutated;
+      for (size_t i = 0; i < piece.size();) {
+        size_t len = 1;
+        while (i + len < piece.size() && !is_lead(piece[i + len])) ++len;
+        switch (rng() % 12) {
+          case 0:
+            mutated += static_cast<char>(0xE0 | rng() % 16);
+            mutated += static_cast<char>(0x80 | rng() % 64);
+            mutated += static_cast<char>(0x80 | rng() % 64);
+            break;
+          case 1: mutated += "ab"; break;
+          case 2: mutated += "\xC3\xA9"; break;
+          case 3: mutated += "\xF0\x9F\x98\x80"; break;
+          case 4: mutated += static_cast<char>(0x80 | rng() % 64); break;
+          default: mutated += piece.substr(i, len);
+        }
+        i += len;
+      }
+      piece = mutated;
+    }
+    if (!piece.empty()) pieces.push_back(piece);
+  }
+  return pieces;
+}
+
+TEST(CharSegments, SplittingPiecesOfChineseChangesNoId) {
+  std::string chinese = ChineseLines();
+  ASSERT_GT(chinese.size(), 100000u);
+  // A model trained on Chinese has many tokens spanning characters, whole and in fragments.
+  auto pretokenizer = PreTokenizer::Create({"gpt2", ""});
+  WordCounts counts;
+  CountDocument(chinese, **pretokenizer, nullptr, counts);
+  TrainerOptions train_options;
+  train_options.vocab_size = 3000;
+  auto trained = TrainBpe(counts, train_options);
+  ASSERT_TRUE(trained.ok()) << trained.status();
+  std::vector<BpeModel> models = {trained->model};
+  for (const char* name : {"gpt2", "cl100k_base", "o200k_base"}) {
+    models.push_back(*LoadModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/" + name + ".tiktoken"));
+  }
+  const std::vector<std::string> pieces = ChinesePieces(chinese, 20000, 11);
+  for (size_t m = 0; m < models.size(); ++m) {
+    auto split = Encoder::Create(models[m]);
+    EncoderOptions plain_options;
+    plain_options.split_pieces = false;
+    plain_options.cache_entries = 0;
+    auto plain = Encoder::Create(models[m], plain_options);
+    ASSERT_TRUE(split.ok() && plain.ok());
+    size_t differing = 0;
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      std::vector<TokenId> a, b;
+      (*split)->EncodePiece(pieces[i], a);
+      (*plain)->EncodePiece(pieces[i], b);
+      if (a != b && ++differing <= 3) {
+        ADD_FAILURE() << "model " << m << ", piece " << i;
+      }
+      if (m == 0 && i % 20 == 0) {
+        EXPECT_EQ(a, NaiveBpe(models[m], pieces[i])) << "piece " << i;
+      }
+    }
+    EXPECT_EQ(differing, 0u) << "model " << m;
+    // The whole text, pre-tokenized, both ways.
+    EXPECT_EQ(*(*split)->Encode(chinese), *(*plain)->Encode(chinese)) << "model " << m;
+    // The test means something: most pieces of Chinese text do split.
+    auto pretokenize = PreTokenizer::Create(models[m].pretokenizer);
+    size_t chinese_pieces = 0, splitting = 0;
+    (*pretokenize)->Split(chinese, [&](std::string_view piece) {
+      if (piece.size() < 9 || (static_cast<unsigned char>(piece.back()) & 0xC0) != 0x80) return;
+      ++chinese_pieces;
+      splitting += (*split)->char_segments().Split(piece, [](std::string_view) {});
+    });
+    EXPECT_GT(chinese_pieces, 1000u) << "model " << m;
+    EXPECT_GT(splitting, chinese_pieces / 2) << "model " << m;
   }
 }
 

@@ -7,9 +7,10 @@
 // model read from OpenAI's .tiktoken files the ids are exactly tiktoken's.
 // Decode(Encode(x)) == x for every byte string x.
 //
-// Speed: whole-token pieces cost one hash lookup; other pieces go through a per-thread cache of
-// recently seen pieces, then BPE (scan for short pieces, heap for long ones: no quadratic
-// blow-up). EncodeBatch() encodes many texts in parallel (oneTBB), results in input order.
+// Speed: pieces of 3-byte characters (Chinese...) are first split where no token can straddle
+// (CharSegments), single characters costing a table lookup; whole-token pieces cost one hash
+// lookup; other pieces and segments go through a per-thread cache of recently seen pieces, then
+// BPE (scan for short pieces, heap for long ones: no quadratic blow-up). EncodeBatch() encodes many texts in parallel (oneTBB), results in input order.
 //
 // The Encoder is thread-safe: any number of threads may call it at once (each gets its own
 // piece cache).
@@ -25,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "model/bpe_model.h"
+#include "model/char_segments.h"
 #include "model/lookup_tables.h"
 #include "model/piece_bpe.h"
 #include "model/piece_cache.h"
@@ -60,6 +62,9 @@ struct EncoderOptions {
   size_t max_cached_piece = 256;
   // Pieces longer than this use the heap algorithm instead of the scan.
   size_t long_piece = PieceBpe::kDefaultLongPiece;
+  // Split pieces of 3-byte characters where no token can straddle (CharSegments: exact, and a
+  // table lookup per Chinese character); false only to compare against the plain path.
+  bool split_pieces = true;
 };
 
 // How one pre-tokenized piece was encoded (Encoder::Explain).
@@ -101,6 +106,7 @@ class Encoder {
   absl::Status DecodeTo(absl::Span<const TokenId> ids, std::string& out) const;
 
   const BpeModel& model() const { return model_; }
+  const CharSegments& char_segments() const { return segments_; }
   // The token id of the single byte `b`.
   TokenId ByteToken(uint8_t b) const { return byte_token_[b]; }
 
@@ -110,6 +116,8 @@ class Encoder {
 
   // EncodePiece with this thread's cache (nullptr: no cache).
   void EncodePieceCached(std::string_view piece, PieceCache* cache, std::vector<TokenId>& out) const;
+  // BPE of a piece or of a segment of one, through the cache (no whole-token shortcut).
+  void EncodeByBpe(std::string_view piece, PieceCache* cache, std::vector<TokenId>& out) const;
   PieceCache* LocalCache() const;
 
   // Calls on_segment(text, special_index) for the ordinary stretches (-1) and allowed
@@ -127,6 +135,7 @@ class Encoder {
   PairTable pair_table_;
   TokenId byte_token_[256];
   PieceBpe bpe_;
+  CharSegments segments_;
   mutable tbb::enumerable_thread_specific<PieceCache> caches_;
 };
 

@@ -1,0 +1,57 @@
+#include "model/char_segments.h"
+
+namespace tokenmill {
+namespace {
+
+bool IsContinuation(unsigned b) { return (b & 0xC0) == 0x80; }
+
+}  // namespace
+
+void CharSegments::Mark(unsigned a1, unsigned a2, unsigned b0, unsigned b1) {
+  uint32_t key = WindowKey(a1, a2, b0, b1);
+  uint64_t bit = uint64_t{1} << (key & 63);
+  if ((unsafe_[key >> 6] & bit) == 0) ++unsafe_count_;
+  unsafe_[key >> 6] |= bit;
+  uint32_t summary = key & 0xFFFF;
+  unsafe_summary_[summary >> 6] |= uint64_t{1} << (summary & 63);
+}
+
+void CharSegments::Build(const std::vector<std::string>& tokens, const PieceBpe& bpe) {
+  built_ = false;
+  if (tokens.size() > kIdMask) return;
+  unsafe_.assign((size_t{1} << 22) / 64, 0);
+  unsafe_summary_.assign((size_t{1} << 16) / 64, 0);
+  unsafe_count_ = 0;
+  // A token matching the text across a boundary a1 a2 | b0 b1 has a cut where b0 (e0..ef)
+  // follows a2 (a continuation byte); the bytes it has beyond the cut must equal the text's,
+  // and where it ends sooner the text's byte may be any continuation byte.
+  for (const std::string& token : tokens) {
+    const auto* t = reinterpret_cast<const unsigned char*>(token.data());
+    const size_t n = token.size();
+    for (size_t cut = 1; cut < n; ++cut) {
+      if ((t[cut] & 0xF0) != 0xE0 || !IsContinuation(t[cut - 1])) continue;
+      if (cut >= 2 && !IsContinuation(t[cut - 2])) continue;
+      if (cut + 1 < n && !IsContinuation(t[cut + 1])) continue;
+      unsigned a1_first = cut >= 2 ? t[cut - 2] : 0x80, a1_last = cut >= 2 ? t[cut - 2] : 0xBF;
+      unsigned b1_first = cut + 1 < n ? t[cut + 1] : 0x80, b1_last = cut + 1 < n ? t[cut + 1] : 0xBF;
+      for (unsigned a1 = a1_first; a1 <= a1_last; ++a1) {
+        for (unsigned b1 = b1_first; b1 <= b1_last; ++b1) Mark(a1, t[cut - 1], t[cut], b1);
+      }
+    }
+  }
+  chars_.assign(size_t{1} << 16, 0);
+  std::vector<TokenId> ids;
+  for (uint32_t index = 0; index < chars_.size(); ++index) {
+    const char c[3] = {static_cast<char>(0xE0 | index >> 12),
+                       static_cast<char>(0x80 | (index >> 6 & 0x3F)),
+                       static_cast<char>(0x80 | (index & 0x3F))};
+    ids.clear();
+    bpe.Encode(std::string_view(c, 3), ids);
+    uint64_t entry = uint64_t{ids.size()} << 3 * kIdBits;  // 3 bytes: 1 to 3 tokens
+    for (size_t i = 0; i < ids.size(); ++i) entry |= uint64_t{ids[i]} << (kIdBits * i);
+    chars_[index] = entry;
+  }
+  built_ = true;
+}
+
+}  // namespace tokenmill
