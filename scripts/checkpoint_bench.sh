@@ -42,7 +42,7 @@ median_col2() { awk '{ print $2 }' "$1" | sort -g | awk '{ v[NR] = $1 } END { pr
 train=(train --vocab-size "$vocab" --threads "$threads" --output "$work/out.json")
 for ((i = 0; i < runs; i++)); do
   run none "${train[@]}" --checkpoint=none "$corpus"
-  rm -f "$work/run.ckpt"
+  rm -f "$work/run.ckpt" "$work/run.ckpt.words"
   run every "${train[@]}" --checkpoint "$work/run.ckpt" --checkpoint-every "$every" "$corpus"
   grep -o 'checkpoint: .*' "$work/every.log" >> "$work/writes.txt" || true
 done
@@ -54,7 +54,8 @@ done
 cmp -s "$work/full.json" "$work/resumed.json" || { echo "resumed output differs!" >&2; exit 1; }
 
 none=$(median "$work/none"); every_t=$(median "$work/every"); resume=$(median "$work/resume")
-size=$(stat -c %s "$work/run.ckpt")
+# A checkpoint is CKPT (merges, rewritten each time) + CKPT.words (the table, written once).
+size=$(( $(stat -c %s "$work/run.ckpt") + $(stat -c %s "$work/run.ckpt.words") ))
 echo "corpus: $name, vocab $vocab, $threads threads, $runs runs each (medians), tokenmill at $(git -C "$root" rev-parse --short HEAD)"
 echo
 echo "| corpus | no checkpoints | every $every merges | overhead | checkpoint size | writes (last run) | resume (load + replay) | resume / full run |"

@@ -337,15 +337,20 @@ TEST(BadInput, FullDiskIsAnErrorAndLeavesNoPartialOutput) {
     }
   }
   std::string big_corpus;
-  for (int i = 0; i < 3000; ++i) big_corpus += "w" + std::to_string(i * 7919) + " ";
+  for (int i = 0; i < 3000; ++i) {
+    big_corpus += 'w';
+    big_corpus += std::to_string(i * 7919);
+    big_corpus += ' ';
+  }
   std::string big = dir.Write("big.txt", big_corpus + "\n");
   CliResult full = RunCli({"train", "--vocab-size", "2000", "--quiet", "--output", out, big});
   ExpectOneLineError(full, "train", 1, "No space left");
   EXPECT_EQ(ReadFile(out).value(), before) << "the previous tokenizer was damaged";
   for (const auto& entry : std::filesystem::directory_iterator(mount_point)) {
     std::string name = entry.path().filename();
-    // tok.json.ckpt: the first run's checkpoint (train keeps one by default).
-    EXPECT_TRUE(name == "tok.json" || name == "tok.json.ckpt" || name == "filler")
+    // tok.json.ckpt(.words): the first run's checkpoint (train keeps one by default).
+    EXPECT_TRUE(name == "tok.json" || name == "tok.json.ckpt" || name == "tok.json.ckpt.words" ||
+                name == "filler")
         << "left behind: " << name;
   }
 }

@@ -7,7 +7,10 @@
 #include <zlib.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 
 #include "checkpoint/checkpoint.h"
@@ -143,6 +146,127 @@ TEST(CheckpointFile, NewerFormatVersionIsRefusedByName) {
   auto parsed = ParseCheckpoint(data, "ckpt");
   ASSERT_FALSE(parsed.ok());
   EXPECT_THAT(std::string(parsed.status().message()), HasSubstr("newer"));
+}
+
+std::string ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+ino_t Inode(const std::string& path) {
+  struct stat st;
+  EXPECT_EQ(stat(path.c_str(), &st), 0) << path;
+  return st.st_ino;
+}
+
+// Written to a path, a checkpoint is two files; the table's is written once per writer.
+TEST(CheckpointFile, TheTableGoesToItsOwnFileOnce) {
+  testing::TempDir dir;
+  std::string path = dir.File("run.ckpt");
+  Checkpoint c = SampleCheckpoint();
+  CheckpointWriter writer;
+  ASSERT_TRUE(writer.SetWordTable(c.words).ok());
+  Checkpoint without_table = c;
+  without_table.words = WordCounts();
+  without_table.merges.resize(1);
+  ASSERT_TRUE(writer.Write(without_table, path).ok());
+  ASSERT_TRUE(std::filesystem::exists(WordTablePath(path)));
+  ino_t table = Inode(WordTablePath(path)), first = Inode(path);
+  without_table.merges = c.merges;
+  ASSERT_TRUE(writer.Write(without_table, path).ok());
+  EXPECT_EQ(Inode(WordTablePath(path)), table) << "the table was written again";
+  EXPECT_NE(Inode(path), first) << "the checkpoint was not replaced";
+  EXPECT_LT(ReadBytes(path).size(), ReadBytes(WordTablePath(path)).size() + 200);
+
+  auto parsed = ReadCheckpoint(path);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->words, c.words);
+  EXPECT_EQ(parsed->merges, c.merges);
+  EXPECT_EQ(parsed->words_file, WordTablePath(path));
+  EXPECT_THAT(DescribeCheckpoint(*parsed), HasSubstr("word table: " + WordTablePath(path)));
+  // Without a way to read the table file, the bytes alone are not a checkpoint.
+  EXPECT_THAT(std::string(ParseCheckpoint(ReadBytes(path), "run.ckpt").status().message()),
+              HasSubstr("run.ckpt.words"));
+
+  // A writer that adopted the table from where it was read does not write it again there...
+  CheckpointWriter adopted;
+  adopted.AdoptWordTable(parsed->words_frame, parsed->word_table_hash, c.words.unique_words(),
+                         c.words.total_words(), parsed->words_file);
+  ASSERT_TRUE(adopted.Write(without_table, path).ok());
+  EXPECT_EQ(Inode(WordTablePath(path)), table);
+  // ...but does write it beside a checkpoint elsewhere, where it reads back the same.
+  std::string elsewhere = dir.File("other.ckpt");
+  ASSERT_TRUE(adopted.Write(without_table, elsewhere).ok());
+  EXPECT_EQ(ReadBytes(WordTablePath(elsewhere)), ReadBytes(WordTablePath(path)));
+  EXPECT_EQ(ReadCheckpoint(elsewhere)->words, c.words);
+}
+
+TEST(CheckpointFile, AMissingDamagedOrForeignTableFileIsAClearError) {
+  testing::TempDir dir;
+  std::string path = dir.File("run.ckpt");
+  CheckpointWriter writer;
+  ASSERT_TRUE(writer.Write(SampleCheckpoint(), path).ok());
+  const std::string table_path = WordTablePath(path);
+  const std::string table = ReadBytes(table_path);
+  auto error_with = [&](const std::string& table_bytes) {
+    {
+      std::ofstream out(table_path, std::ios::binary | std::ios::trunc);
+      out << table_bytes;
+    }
+    auto parsed = ReadCheckpoint(path);
+    EXPECT_FALSE(parsed.ok());
+    return parsed.ok() ? std::string() : std::string(parsed.status().message());
+  };
+  for (size_t size = 0; size < table.size(); ++size) {
+    std::string message = error_with(table.substr(0, size));
+    EXPECT_THAT(message, HasSubstr("run.ckpt")) << "truncated to " << size;
+  }
+  for (size_t byte = 0; byte < table.size(); ++byte) {
+    for (int bit : {0, 5}) {
+      std::string damaged = table;
+      damaged[byte] = static_cast<char>(damaged[byte] ^ (1 << bit));
+      EXPECT_THAT(error_with(damaged), HasSubstr("run.ckpt.words")) << "byte " << byte;
+    }
+  }
+  // The table of another checkpoint.
+  Checkpoint other = SampleCheckpoint();
+  other.words.Add("another word", 5);
+  std::string other_path = dir.File("other.ckpt");
+  ASSERT_TRUE(CheckpointWriter().Write(other, other_path).ok());
+  EXPECT_THAT(error_with(ReadBytes(WordTablePath(other_path))), HasSubstr("another table"));
+  // No table file at all.
+  std::filesystem::remove(table_path);
+  auto missing = ReadCheckpoint(path);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr(table_path));
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("keep them together"));
+  // Back in place, all is well.
+  {
+    std::ofstream out(table_path, std::ios::binary);
+    out << table;
+  }
+  EXPECT_TRUE(ReadCheckpoint(path).ok());
+}
+
+// Format version 1 (one file, no table location in the header) is still read.
+TEST(CheckpointFile, VersionOneFilesAreStillRead) {
+  std::string data = Serialize(SampleCheckpoint());
+  uint32_t header_size = 0;
+  std::memcpy(&header_size, data.data() + 12, 4);
+  ASSERT_EQ(data[16 + header_size - 1], '\0');  // the header ends with "table inline" (0)
+  std::string v1 = data.substr(0, 16 + header_size - 1) + data.substr(16 + header_size + 4);
+  uint32_t version = 1, size = header_size - 1;
+  std::memcpy(v1.data() + 8, &version, 4);
+  std::memcpy(v1.data() + 12, &size, 4);
+  uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(v1.data()), 16 + size);
+  std::string crc_bytes(4, '\0');
+  for (int i = 0; i < 4; ++i) crc_bytes[i] = static_cast<char>((crc >> (8 * i)) & 0xFF);
+  v1.insert(16 + size, crc_bytes);
+  auto parsed = ParseCheckpoint(v1, "v1.ckpt");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->format_version, 1u);
+  EXPECT_EQ(parsed->words, SampleCheckpoint().words);
+  EXPECT_EQ(parsed->merges, SampleCheckpoint().merges);
 }
 
 TEST(CheckpointFile, WritingToDevFullFailsClearlyAndLeavesTheDeviceAlone) {

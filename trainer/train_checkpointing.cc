@@ -205,7 +205,7 @@ TrainingCheckpointer::TrainingCheckpointer(std::string path,
   if (!base_.words_frame.empty()) {
     // Resumed: the table's compressed frame is the checkpoint's own.
     writer_.AdoptWordTable(std::move(base_.words_frame), base_.word_table_hash,
-                           words->unique_words(), words->total_words());
+                           words->unique_words(), words->total_words(), base_.words_file);
     base_.words_frame.clear();
     table_ready_ = true;
     table_attempted_ = true;
@@ -218,6 +218,7 @@ TrainingCheckpointer::WriteResult TrainingCheckpointer::WriteSnapshot(
     const Checkpoint& snapshot, std::string_view merges_raw, uint64_t merge_count) {
   double start = NowSeconds();
   RemoveStaleTemporaries(path_);
+  RemoveStaleTemporaries(WordTablePath(path_));
   WriteResult result;
   if (!table_ready_) {
     result.status = writer_.SetWordTable(*words_);

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <new>
 
 #include "absl/strings/str_format.h"
@@ -18,6 +19,8 @@ namespace tokenmill {
 namespace {
 
 constexpr std::string_view kMagic = "TMCKPT\r\n";
+constexpr std::string_view kTableMagic = "TMWRDS\r\n";
+constexpr uint32_t kTableFormatVersion = 1;
 
 uint32_t Crc32(std::string_view data) {
   uLong crc = crc32(0L, Z_NULL, 0);
@@ -52,15 +55,16 @@ absl::StatusOr<std::string> Compress(std::string_view data, int threads) {
   return out;
 }
 
+// The words in the table's own order: training does not depend on word order, and sorting
+// 3.35 M words (poetry) cost more than compressing them.
 std::string SerializeWords(const WordCounts& words) {
   std::string out;
   BinaryWriter w(&out);
-  auto sorted = words.Sorted();
-  w.Varint(sorted.size());
-  for (const auto& [word, count] : sorted) {
+  w.Varint(words.unique_words());
+  words.ForEach([&](std::string_view word, uint64_t count) {
     w.Bytes(word);
     w.Varint(count);
-  }
+  });
   return out;
 }
 
@@ -78,6 +82,8 @@ std::string SettingValue(const Checkpoint& checkpoint, std::string_view name) {
   }
   return "";
 }
+
+std::string WordTablePath(const std::string& checkpoint_path) { return checkpoint_path + ".words"; }
 
 bool LooksLikeCheckpoint(std::string_view data) { return data.starts_with(kMagic); }
 
@@ -101,6 +107,7 @@ absl::Status CheckpointWriter::CacheTable(const WordCounts& words) {
   total_words_ = words.total_words();
   cached_from_ = &words;
   has_frame_ = true;
+  table_written_to_.clear();
   return absl::OkStatus();
 }
 
@@ -112,7 +119,8 @@ absl::Status CheckpointWriter::SetWordTable(const WordCounts& words) {
 }
 
 void CheckpointWriter::AdoptWordTable(std::string frame, uint64_t hash, uint64_t unique_words,
-                                      uint64_t total_words) {
+                                      uint64_t total_words, std::string stored_at) {
+  table_written_to_ = std::move(stored_at);
   words_frame_ = std::move(frame);
   words_crc_ = Crc32(words_frame_);
   words_hash_ = hash;
@@ -131,7 +139,8 @@ void CheckpointWriter::AppendMerge(std::string* merges_raw, std::string_view lef
 }
 
 absl::StatusOr<CheckpointWriter::Parts> CheckpointWriter::BuildParts(
-    const Checkpoint& checkpoint, std::string_view merges_raw, uint64_t merge_count) {
+    const Checkpoint& checkpoint, std::string_view merges_raw, uint64_t merge_count,
+    std::string_view words_name) {
   if (!pinned_) {
     const WordCounts& words = checkpoint.words;
     if (!has_frame_ || cached_from_ != &words || unique_words_ != words.unique_words() ||
@@ -171,6 +180,12 @@ absl::StatusOr<CheckpointWriter::Parts> CheckpointWriter::BuildParts(
                                       : static_cast<int64_t>(std::time(nullptr))));
   h.Varint(words_frame_.size());
   h.Varint(merges_frame.size());
+  const bool inline_table = words_name.empty();
+  h.Varint(inline_table ? 0 : 1);  // where the table is (version 2)
+  if (!inline_table) {
+    h.Bytes(words_name);
+    h.Fixed32(words_crc_);
+  }
 
   Parts parts;
   BinaryWriter w(&parts.head);
@@ -179,9 +194,10 @@ absl::StatusOr<CheckpointWriter::Parts> CheckpointWriter::BuildParts(
   w.Fixed32(static_cast<uint32_t>(header.size()));
   w.Raw(header);
   w.Fixed32(Crc32(parts.head));
-  // The body checksum runs over the words frame and then the merges frame.
-  uLong body_crc = crc32_combine(words_crc_, Crc32(merges_frame),
-                                 static_cast<z_off_t>(merges_frame.size()));
+  // The body checksum runs over the words frame (when inline) and then the merges frame.
+  uLong body_crc = inline_table ? crc32_combine(words_crc_, Crc32(merges_frame),
+                                                static_cast<z_off_t>(merges_frame.size()))
+                                : Crc32(merges_frame);
   parts.tail = std::move(merges_frame);
   BinaryWriter t(&parts.tail);
   t.Fixed32(static_cast<uint32_t>(body_crc));
@@ -190,7 +206,7 @@ absl::StatusOr<CheckpointWriter::Parts> CheckpointWriter::BuildParts(
 
 absl::StatusOr<std::string> CheckpointWriter::Serialize(const Checkpoint& checkpoint) {
   TM_ASSIGN_OR_RETURN(Parts parts, BuildParts(checkpoint, SerializeMerges(checkpoint.merges),
-                                              checkpoint.merges.size()));
+                                              checkpoint.merges.size(), ""));
   return StrCat(parts.head, words_frame_, parts.tail);
 }
 
@@ -198,11 +214,37 @@ absl::Status CheckpointWriter::Write(const Checkpoint& checkpoint, const std::st
   return Write(checkpoint, SerializeMerges(checkpoint.merges), checkpoint.merges.size(), path);
 }
 
+absl::Status CheckpointWriter::WriteTableFile(const std::string& path) {
+  if (!table_written_to_.empty()) {
+    std::error_code ec;
+    if (table_written_to_ == path || std::filesystem::equivalent(table_written_to_, path, ec)) {
+      return absl::OkStatus();
+    }
+  }
+  std::string head, tail;
+  BinaryWriter h(&head);
+  h.Raw(kTableMagic);
+  h.Fixed32(kTableFormatVersion);
+  h.Fixed64(words_hash_);
+  BinaryWriter(&tail).Fixed32(words_crc_);
+  const std::string_view pieces[] = {head, words_frame_, tail};
+  TM_RETURN_IF_ERROR(WriteFileAtomically(path, pieces));
+  table_written_to_ = path;
+  return absl::OkStatus();
+}
+
 absl::Status CheckpointWriter::Write(const Checkpoint& checkpoint, std::string_view merges_raw,
                                      uint64_t merge_count, const std::string& path) {
-  TM_ASSIGN_OR_RETURN(Parts parts, BuildParts(checkpoint, merges_raw, merge_count));
-  const std::string_view pieces[] = {parts.head, words_frame_, parts.tail};
-  absl::Status status = WriteFileAtomically(path, pieces);
+  const std::string table_path = WordTablePath(path);
+  absl::StatusOr<Parts> parts =
+      BuildParts(checkpoint, merges_raw, merge_count,
+                 std::filesystem::path(table_path).filename().string());
+  absl::Status status = parts.status();
+  if (status.ok()) status = WriteTableFile(table_path);
+  if (status.ok()) {
+    const std::string_view pieces[] = {parts->head, parts->tail};
+    status = WriteFileAtomically(path, pieces);
+  }
   if (!status.ok()) {
     return absl::Status(status.code(), StrCat("checkpoint not written (the previous one, if any, is intact): ",
                                               Message(status)));
@@ -240,7 +282,43 @@ absl::StatusOr<std::string> Decompress(std::string_view frame, std::string_view 
 
 }  // namespace
 
-absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_view source) {
+// Checks a table file's bytes against what the checkpoint's header says of it; returns the frame.
+absl::StatusOr<std::string_view> TableFrame(std::string_view data, std::string_view source,
+                                            std::string_view checkpoint, uint64_t hash,
+                                            uint64_t frame_size, uint32_t frame_crc) {
+  auto bad = [&](std::string_view what) {
+    return absl::DataLossError(StrCat(source, ": not the word table of checkpoint ", checkpoint,
+                                      ": ", what));
+  };
+  BinaryReader r(data);
+  std::string_view magic, frame;
+  uint32_t version = 0, crc = 0;
+  uint64_t stored_hash = 0;
+  if (!r.Raw(kTableMagic.size(), &magic) || magic != kTableMagic) {
+    return bad("wrong magic bytes (a checkpoint's word table file starts with TMWRDS)");
+  }
+  if (!r.Fixed32(&version) || !r.Fixed64(&stored_hash)) return bad("truncated in its header");
+  if (version != kTableFormatVersion) {
+    return bad(StrCat("table file format version ", version, ", this tokenmill reads ",
+                      kTableFormatVersion));
+  }
+  if (stored_hash != hash) {
+    return bad("it holds another table (its hash differs: a later run with the same checkpoint "
+               "path replaced it, or the files were mixed up)");
+  }
+  if (!r.Raw(frame_size, &frame) || !r.Fixed32(&crc)) {
+    return bad(absl::StrFormat("truncated: %d bytes, the checkpoint promises %d", data.size(),
+                               kTableMagic.size() + 16 + frame_size));
+  }
+  if (!r.done()) return bad("unexpected bytes after the end");
+  if (crc != frame_crc || Crc32(frame) != frame_crc) {
+    return bad("the checksum does not match (the file is damaged)");
+  }
+  return frame;
+}
+
+absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_view source,
+                                           const TableFileReader& read_table_file) {
   if (!data.starts_with(kMagic)) {
     if (data.starts_with("\x28\xb5\x2f\xfd")) {
       return Corrupt(source, "it is a plain zstd file, not a checkpoint");
@@ -296,22 +374,55 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_vi
       !h.Varint(&unique_words) || !h.Varint(&total_words) ||
       !h.Fixed64(&checkpoint.word_table_hash) || !h.Varint(&merge_count) ||
       !h.Varint(&finished) || !h.Fixed64(&created) || !h.Varint(&words_frame_size) ||
-      !h.Varint(&merges_frame_size) || !h.done()) {
+      !h.Varint(&merges_frame_size)) {
     return bad_header();
   }
+  uint64_t table_location = 0;  // version 1: always inline
+  std::string_view table_name;
+  uint32_t table_crc = 0;
+  if (version >= 2) {
+    if (!h.Varint(&table_location) || table_location > 1) return bad_header();
+    if (table_location == 1 && (!h.Bytes(&table_name) || table_name.empty() ||
+                                table_name.find('/') != std::string_view::npos ||
+                                !h.Fixed32(&table_crc))) {
+      return bad_header();
+    }
+  }
+  if (!h.done()) return bad_header();
   checkpoint.finished = finished != 0;
   checkpoint.created_unix_seconds = static_cast<int64_t>(created);
 
   size_t body_start = r.offset();
+  const bool inline_table = table_location == 0;
   std::string_view words_frame, merges_frame;
   uint32_t body_crc;
-  if (!r.Raw(words_frame_size, &words_frame) || !r.Raw(merges_frame_size, &merges_frame) ||
-      !r.Fixed32(&body_crc)) {
+  if ((inline_table && !r.Raw(words_frame_size, &words_frame)) ||
+      !r.Raw(merges_frame_size, &merges_frame) || !r.Fixed32(&body_crc)) {
     return Corrupt(source, absl::StrFormat("truncated: %d bytes, the header promises more", data.size()));
   }
   if (!r.done()) return Corrupt(source, "unexpected bytes after the end");
-  if (Crc32(data.substr(body_start, words_frame_size + merges_frame_size)) != body_crc) {
+  if (Crc32(data.substr(body_start, r.offset() - 4 - body_start)) != body_crc) {
     return Corrupt(source, "the body checksum does not match (the file is damaged)");
+  }
+
+  std::string table_data;  // the table file's bytes, when the table is not inline
+  if (!inline_table) {
+    if (read_table_file == nullptr) {
+      return Corrupt(source, StrCat("its word table is in the file ", table_name,
+                                    ", which was not given"));
+    }
+    absl::StatusOr<std::string> read = read_table_file(std::string(table_name));
+    if (!read.ok()) {
+      return absl::Status(read.status().code(),
+                          StrCat(source, ": cannot read its word table (checkpoints are two files, "
+                                         "CKPT and CKPT.words; keep them together): ",
+                                 Message(read.status())));
+    }
+    table_data = *std::move(read);
+    checkpoint.words_file_size = table_data.size();
+    TM_ASSIGN_OR_RETURN(words_frame, TableFrame(table_data, table_name, source,
+                                                checkpoint.word_table_hash, words_frame_size,
+                                                table_crc));
   }
 
   TM_ASSIGN_OR_RETURN(std::string words, Decompress(words_frame, source, "word table"));
@@ -348,7 +459,15 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_vi
 
 absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path) {
   TM_ASSIGN_OR_RETURN(std::string data, ReadFile(path));
-  return ParseCheckpoint(data, path);
+  std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  std::string table_path;
+  TM_ASSIGN_OR_RETURN(Checkpoint checkpoint,
+                      ParseCheckpoint(data, path, [&](const std::string& name) {
+                        table_path = (folder / name).string();
+                        return ReadFile(table_path);
+                      }));
+  checkpoint.words_file = table_path;
+  return checkpoint;
 }
 
 absl::StatusOr<std::vector<CorpusFileStamp>> StampFiles(const std::vector<std::string>& paths) {
@@ -372,6 +491,9 @@ absl::StatusOr<std::vector<CorpusFileStamp>> StampFiles(const std::vector<std::s
 std::string DescribeCheckpoint(const Checkpoint& c) {
   std::string out = absl::StrFormat("tokenmill checkpoint, format version %d, %d bytes\n",
                                     c.format_version, c.file_size);
+  if (!c.words_file.empty()) {
+    absl::StrAppendFormat(&out, "word table: %s, %d bytes\n", c.words_file, c.words_file_size);
+  }
   std::string target = SettingValue(c, "vocab-size");
   absl::StrAppendFormat(&out, "merges done: %d of a target vocabulary of %s%s\n", c.merges.size(),
                         target.empty() ? "?" : target, c.finished ? " (training had finished)" : "");

@@ -4,11 +4,14 @@
 //          size is at offset 12; body CRC in the last 4 bytes), so mutations reach the header
 //          fields, the frame sizes and the zstd frames;
 //  mode 2: the description of a checkpoint (settings, files, words, merges) that is
-//          serialized (CheckpointWriter), then optionally one byte is flipped, and parsed.
+//          serialized (CheckpointWriter), then optionally one byte is flipped, and parsed;
+//  mode 3: a checkpoint whose table is in a file of its own: fixed32 n, n bytes of the table
+//          file, then the checkpoint file's bytes (CRCs recomputed as in mode 1).
 // Properties: an error naming the source or a checkpoint, never a crash; an unflipped
 // serialization parses back to the same checkpoint; DescribeCheckpoint works on any result.
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -17,6 +20,7 @@
 #include <string_view>
 
 #include "checkpoint/checkpoint.h"
+#include "common/file_util.h"
 #include "fuzz_util.h"
 
 namespace tokenmill {
@@ -33,8 +37,12 @@ void FixCrcs(std::string& bytes) {
                fuzz::Crc32(std::string_view(bytes).substr(body_start, bytes.size() - 4 - body_start)));
 }
 
-void CheckParse(std::string_view bytes) {
-  absl::StatusOr<Checkpoint> parsed = ParseCheckpoint(bytes, "fuzz.ckpt");
+void CheckParse(std::string_view bytes, const std::string* table_file = nullptr) {
+  TableFileReader reader;
+  if (table_file != nullptr) {
+    reader = [table_file](const std::string&) -> absl::StatusOr<std::string> { return *table_file; };
+  }
+  absl::StatusOr<Checkpoint> parsed = ParseCheckpoint(bytes, "fuzz.ckpt", reader);
   if (!parsed.ok()) {
     if (parsed.status().message().find("fuzz.ckpt") == std::string_view::npos) {
       fuzz::Fail("the error does not name the source:", parsed.status().message());
@@ -108,6 +116,21 @@ void WriteSeeds(const std::string& dir) {
     std::fwrite(bytes->data(), 1, bytes->size(), f);
     std::fclose(f);
   }
+  // Mode 3: the same checkpoint as two files.
+  std::string two = dir + "/two_files.ckpt";
+  if (!writer.Write(c, two).ok()) fuzz::Fail("cannot write the two-file seed");
+  std::string seed = "\3";
+  absl::StatusOr<std::string> table = ReadFile(WordTablePath(two)), main = ReadFile(two);
+  if (!table.ok() || !main.ok()) fuzz::Fail("cannot read the two-file seed back");
+  std::string n(4, '\0');
+  fuzz::PutU32(n, 0, static_cast<uint32_t>(table->size()));
+  seed += n + *table + *main;
+  std::remove(two.c_str());
+  std::remove(WordTablePath(two).c_str());
+  FILE* f3 = std::fopen((dir + "/two_files").c_str(), "wb");
+  if (f3 == nullptr) fuzz::Fail("cannot write a seed");
+  std::fwrite(seed.data(), 1, seed.size(), f3);
+  std::fclose(f3);
   FILE* f = std::fopen((dir + "/description").c_str(), "wb");
   if (f == nullptr) fuzz::Fail("cannot write a seed");
   std::string description = "\2";  // mode 2, then arbitrary description bytes
@@ -129,12 +152,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tokenmill;
   if (size == 0) return 0;
   std::string bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 3) {
+  switch (data[0] % 4) {
     case 0: CheckParse(bytes); break;
     case 1: FixCrcs(bytes); CheckParse(bytes); break;
     case 2: {
       FuzzedDataProvider in(data + 1, size - 1);
       RoundTrip(in);
+      break;
+    }
+    case 3: {
+      if (bytes.size() < 4) break;
+      size_t n = std::min<size_t>(fuzz::GetU32(bytes, 0), bytes.size() - 4);
+      std::string table = bytes.substr(4, n), main = bytes.substr(4 + n);
+      FixCrcs(main);
+      CheckParse(main, &table);
       break;
     }
   }
