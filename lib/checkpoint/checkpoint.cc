@@ -41,9 +41,9 @@ uint64_t Fnv1a64(std::string_view data) {
   return hash;
 }
 
-absl::StatusOr<std::string> Compress(std::string_view data, int threads) {
+absl::StatusOr<std::string> Compress(std::string_view data, int threads, int level) {
   ZSTD_CCtx* cctx = ZSTD_createCCtx();
-  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
   if (threads > 1) ZSTD_CCtx_setParameter(cctx, ZSTD_c_nbWorkers, threads);
   std::string out(ZSTD_compressBound(data.size()), '\0');
@@ -101,7 +101,10 @@ absl::Status CheckpointWriter::CacheTable(const WordCounts& words) {
   words_hash_ = Fnv1a64(raw);
   // Several zstd workers only pay off on a large table; each costs buffers of its own.
   constexpr size_t kMultiThreadBytes = size_t{32} << 20;
-  TM_ASSIGN_OR_RETURN(words_frame_, Compress(raw, raw.size() >= kMultiThreadBytes ? threads_ : 0));
+  // Level 1: poetry's 66 MB table in 0.22 s to 48.7 MB, where level 3 took 0.57 s for 42.5 MB
+  // (one core), while training runs beside it.
+  TM_ASSIGN_OR_RETURN(words_frame_,
+                      Compress(raw, raw.size() >= kMultiThreadBytes ? threads_ : 0, 1));
   words_crc_ = Crc32(words_frame_);
   unique_words_ = words.unique_words();
   total_words_ = words.total_words();
@@ -153,7 +156,7 @@ absl::StatusOr<CheckpointWriter::Parts> CheckpointWriter::BuildParts(
   BinaryWriter m(&merges_content);
   m.Varint(merge_count);
   m.Raw(merges_raw);
-  TM_ASSIGN_OR_RETURN(std::string merges_frame, Compress(merges_content, 0));
+  TM_ASSIGN_OR_RETURN(std::string merges_frame, Compress(merges_content, 0, 3));
 
   std::string header;
   BinaryWriter h(&header);
