@@ -208,7 +208,7 @@ TrainingCheckpointer::TrainingCheckpointer(std::string path,
                            words->unique_words(), words->total_words(), base_.words_file);
     base_.words_frame.clear();
     table_ready_ = true;
-    table_attempted_ = true;
+    table_serialized_ = true;
   }
 }
 
@@ -220,14 +220,22 @@ TrainingCheckpointer::WriteResult TrainingCheckpointer::WriteSnapshot(
   RemoveStaleTemporaries(path_);
   RemoveStaleTemporaries(WordTablePath(path_));
   WriteResult result;
-  if (!table_ready_) {
-    result.status = writer_.SetWordTable(*words_);
+  bool serialized;
+  {
+    std::lock_guard<std::mutex> lock(table_mutex_);
+    serialized = table_serialized_;
+  }
+  if (!serialized) {
+    writer_.SerializeWordTable(*words_);
     {
       std::lock_guard<std::mutex> lock(table_mutex_);
-      table_ready_ = result.status.ok();
-      table_attempted_ = true;
+      table_serialized_ = true;
     }
     table_done_.notify_all();
+  }
+  if (!table_ready_) {
+    result.status = writer_.CompressWordTable();
+    table_ready_ = result.status.ok();
   }
   if (result.status.ok()) result.status = writer_.Write(snapshot, merges_raw, merge_count, path_);
   result.seconds = NowSeconds() - start;
@@ -259,20 +267,20 @@ absl::Status TrainingCheckpointer::WriteNow(bool finished) {
 void TrainingCheckpointer::ReleaseWordTable() {
   if (path_.empty() || words_ == nullptr) return;
   if (pending_.valid()) {
-    // A write in flight compresses the table first: wait for that part only, not the disk.
+    // A write in flight copies the table first: wait for that part only, not for zstd or disk.
     std::unique_lock<std::mutex> lock(table_mutex_);
-    table_done_.wait(lock, [this] { return table_attempted_; });
+    table_done_.wait(lock, [this] { return table_serialized_; });
   }
-  if (!table_ready_) {
+  bool serialized;
+  {
+    std::lock_guard<std::mutex> lock(table_mutex_);
+    serialized = table_serialized_;
+  }
+  if (!serialized) {
     CollectPending();
-    if (status_.ok()) {
-      absl::Status status = writer_.SetWordTable(*words_);
-      if (status.ok()) {
-        table_ready_ = true;
-      } else {
-        status_ = status;
-      }
-    }
+    writer_.SerializeWordTable(*words_);  // the next write compresses it
+    std::lock_guard<std::mutex> lock(table_mutex_);
+    table_serialized_ = true;
   }
   words_ = nullptr;
 }

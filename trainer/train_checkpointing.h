@@ -102,8 +102,9 @@ class TrainingCheckpointer {
   // Waits for the write in flight; the first failure of any write, or OK.
   absl::Status Finish();
 
-  // For TrainControl::before_counts_freed: waits for a write in flight, compresses the word
-  // table if no write has done so yet, and lets go of `words`.
+  // For TrainControl::before_counts_freed: waits until a write in flight has copied the word
+  // table (not for its compression or the disk), copies it if no write has, and lets go of
+  // `words`.
   void ReleaseWordTable();
 
   // For TrainControl::after_merge: records the merge, starts a checkpoint write in the
@@ -130,10 +131,11 @@ class TrainingCheckpointer {
   // The merges so far, serialized (CheckpointWriter::AppendMerge), and how many.
   std::string merges_raw_;
   uint64_t merge_count_ = 0;
-  // writer_ holds the word table's frame. Set by the first write (in the background) before it
-  // goes to the disk; ReleaseWordTable waits for table_attempted_ only.
+  // writer_ holds the word table serialized (table_serialized_) and compressed (table_ready_).
+  // The first write (in the background) serializes it, signals, then compresses it;
+  // ReleaseWordTable waits for the serialization only, so the trainer does not wait for zstd.
   std::atomic<bool> table_ready_ = false;
-  bool table_attempted_ = false;  // guarded by table_mutex_
+  bool table_serialized_ = false;  // guarded by table_mutex_
   std::mutex table_mutex_;
   std::condition_variable table_done_;
   double last_write_seconds_;

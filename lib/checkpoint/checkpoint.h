@@ -87,8 +87,14 @@ class CheckpointWriter {
   // `threads`: zstd worker threads for compressing a large table (0: one).
   explicit CheckpointWriter(int threads = 0) : threads_(threads) {}
 
-  // Compresses `words`; every later checkpoint holds this table.
+  // Compresses `words`; every later checkpoint holds this table. The same as
+  // SerializeWordTable then CompressWordTable.
   absl::Status SetWordTable(const WordCounts& words);
+  // The two halves of SetWordTable: the first copies the table into a byte string (after
+  // which `words` may go away), the second compresses that (the slow part, which a training run
+  // does in the background while the trainer goes on without the table).
+  void SerializeWordTable(const WordCounts& words);
+  absl::Status CompressWordTable();
   // Adopts the word table of a checkpoint read back (Checkpoint::words_frame and
   // word_table_hash, and the table's totals), so that a resumed run writes it again without
   // recompressing; `stored_at` is the file it was read from (Checkpoint::words_file), which
@@ -126,6 +132,7 @@ class CheckpointWriter {
   bool pinned_ = false;  // SetWordTable was called
   const WordCounts* cached_from_ = nullptr;
   uint64_t unique_words_ = 0, total_words_ = 0;
+  std::string words_raw_;  // SerializeWordTable's output until CompressWordTable
   std::string words_frame_;
   uint32_t words_crc_ = 0;  // CRC-32 of words_frame_
   uint64_t words_hash_ = 0;
