@@ -106,6 +106,19 @@ void Encoder::EncodePieceCached(std::string_view piece, PieceCache* cache,
     out.push_back(byte_token_[static_cast<unsigned char>(piece[0])]);
     return;
   }
+  if (cache != nullptr && piece.size() <= PieceCache::kMaxHotPiece) {
+    uint64_t key = PackKey(piece.data(), piece.size()).w0;
+    if (cache->LookupHot(key, piece.size(), out)) return;
+    size_t start = out.size();
+    EncodePieceFully(piece, cache, out);
+    cache->InsertHot(key, piece.size(), out.data() + start, out.size() - start);
+    return;
+  }
+  EncodePieceFully(piece, cache, out);
+}
+
+void Encoder::EncodePieceFully(std::string_view piece, PieceCache* cache,
+                               std::vector<TokenId>& out) const {
   // A single 3-byte character: its own BPE is in a table (unless it is a whole token).
   const auto* bytes = reinterpret_cast<const unsigned char*>(piece.data());
   if (options_.split_pieces && piece.size() == 3 && segments_.built() &&

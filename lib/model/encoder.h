@@ -7,7 +7,8 @@
 // model read from OpenAI's .tiktoken files the ids are exactly tiktoken's.
 // Decode(Encode(x)) == x for every byte string x.
 //
-// Speed: pieces of 3-byte characters (Chinese...) are first split where no token can straddle
+// Speed: pieces of up to 8 bytes first look in a small per-thread table of their final ids;
+// pieces of 3-byte characters (Chinese...) are split where no token can straddle
 // (CharSegments), single characters costing a table lookup; whole-token pieces cost one hash
 // lookup; other pieces and segments go through a per-thread cache of recently seen pieces, then
 // BPE (scan for short pieces, heap for long ones: no quadratic blow-up). EncodeBatch() encodes many texts in parallel (oneTBB), results in input order.
@@ -116,6 +117,8 @@ class Encoder {
 
   // EncodePiece with this thread's cache (nullptr: no cache).
   void EncodePieceCached(std::string_view piece, PieceCache* cache, std::vector<TokenId>& out) const;
+  // EncodePieceCached without the cache of short pieces' final ids.
+  void EncodePieceFully(std::string_view piece, PieceCache* cache, std::vector<TokenId>& out) const;
   // BPE of a piece or of a segment of one, through the cache (no whole-token shortcut).
   void EncodeByBpe(std::string_view piece, PieceCache* cache, std::vector<TokenId>& out) const;
   PieceCache* LocalCache() const;

@@ -27,6 +27,28 @@ class PieceCache {
 
   size_t size() const { return size_; }
 
+  // In front of the table: a direct-mapped array of pieces of up to kMaxHotPiece bytes (key:
+  // PackKey's first word) with their final ids when there are at most two, whole tokens
+  // included. 4096 entries (96 KB) stay in the core's cache, where the 3 MB token table and this
+  // table do not: punctuation, newlines and short words are most pieces.
+  static constexpr size_t kMaxHotPiece = 8;
+  bool LookupHot(uint64_t key, size_t size, std::vector<TokenId>& out) const {
+    const HotSlot& s = hot_[HotIndex(key, size)];
+    if (s.key != key || s.size != size) return false;
+    out.push_back(s.ids[0]);
+    if (s.count == 2) out.push_back(s.ids[1]);
+    return true;
+  }
+  void InsertHot(uint64_t key, size_t size, const TokenId* ids, size_t count) {
+    if (count == 0 || count > 2) return;
+    HotSlot& s = hot_[HotIndex(key, size)];
+    s.key = key;
+    s.size = static_cast<uint32_t>(size);
+    s.count = static_cast<uint32_t>(count);
+    s.ids[0] = ids[0];
+    s.ids[1] = count == 2 ? ids[1] : 0;
+  }
+
  private:
   // Keys of up to 16 bytes and up to 3 ids are kept inline (one memory access for most
   // lookups); longer keys / more ids live in keys_ / ids_ at the offsets in key.w0 / ids[0].
@@ -43,12 +65,24 @@ class PieceCache {
   }
   void Clear();
 
+  struct HotSlot {
+    uint64_t key = 0;
+    uint32_t size = 0;  // 0: empty (pieces are never empty)
+    uint32_t count = 0;
+    TokenId ids[2] = {0, 0};
+  };
+  static constexpr int kHotBits = 12;
+  static size_t HotIndex(uint64_t key, size_t size) {
+    return static_cast<size_t>(((key ^ size) * 0x9E3779B97F4A7C15ull) >> (64 - kHotBits));
+  }
+
   size_t capacity_;
   size_t size_ = 0;
   size_t mask_ = 0;
   std::vector<Slot> slots_;
   std::string keys_;
   std::vector<TokenId> ids_;
+  std::vector<HotSlot> hot_ = std::vector<HotSlot>(size_t{1} << kHotBits);
 };
 
 }  // namespace tokenmill
