@@ -11,7 +11,8 @@
 // pieces of 3-byte characters (Chinese...) are split where no token can straddle
 // (CharSegments), single characters costing a table lookup; whole-token pieces cost one hash
 // lookup; other pieces and segments go through a per-thread cache of recently seen pieces, then
-// BPE (scan for short pieces, heap for long ones: no quadratic blow-up). EncodeBatch() encodes many texts in parallel (oneTBB), results in input order.
+// BPE (scan for short pieces, heap for long ones: no quadratic blow-up). EncodeBatch() encodes
+// many texts in parallel (oneTBB), results in input order.
 //
 // The Encoder is thread-safe: any number of threads may call it at once (each gets its own
 // piece cache).

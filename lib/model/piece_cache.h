@@ -29,8 +29,8 @@ class PieceCache {
 
   // In front of the table: a direct-mapped array of pieces of up to kMaxHotPiece bytes (key:
   // PackKey's first word) with their final ids when there are at most two, whole tokens
-  // included. 4096 entries (96 KB) stay in the core's cache, where the 3 MB token table and this
-  // table do not: punctuation, newlines and short words are most pieces.
+  // included. Its 4096 entries (96 KB) stay in the core's cache, where the 3 MB token table and
+  // the table of longer pieces do not: punctuation, newlines and short words are most pieces.
   static constexpr size_t kMaxHotPiece = 8;
   bool LookupHot(uint64_t key, size_t size, std::vector<TokenId>& out) const {
     const HotSlot& s = hot_[HotIndex(key, size)];
