@@ -1,6 +1,7 @@
 #include "train_checkpointing.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -207,7 +208,6 @@ TrainingCheckpointer::TrainingCheckpointer(std::string path,
     writer_.AdoptWordTable(std::move(base_.words_frame), base_.word_table_hash,
                            words->unique_words(), words->total_words(), base_.words_file);
     base_.words_frame.clear();
-    table_ready_ = true;
     table_serialized_ = true;
   }
 }
@@ -233,11 +233,8 @@ TrainingCheckpointer::WriteResult TrainingCheckpointer::WriteSnapshot(
     }
     table_done_.notify_all();
   }
-  if (!table_ready_) {
-    result.status = writer_.CompressWordTable();
-    table_ready_ = result.status.ok();
-  }
-  if (result.status.ok()) result.status = writer_.Write(snapshot, merges_raw, merge_count, path_);
+  // The writer compresses the table on its first write (here, in the background).
+  result.status = writer_.Write(snapshot, merges_raw, merge_count, path_);
   result.seconds = NowSeconds() - start;
   return result;
 }

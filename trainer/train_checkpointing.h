@@ -10,7 +10,6 @@
 //    and continues to the output an uninterrupted run gives.
 #pragma once
 
-#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -131,10 +130,9 @@ class TrainingCheckpointer {
   // The merges so far, serialized (CheckpointWriter::AppendMerge), and how many.
   std::string merges_raw_;
   uint64_t merge_count_ = 0;
-  // writer_ holds the word table serialized (table_serialized_) and compressed (table_ready_).
-  // The first write (in the background) serializes it, signals, then compresses it;
-  // ReleaseWordTable waits for the serialization only, so the trainer does not wait for zstd.
-  std::atomic<bool> table_ready_ = false;
+  // writer_ holds the word table serialized. The first write (in the background) serializes
+  // it, signals, then compresses it as it writes; ReleaseWordTable waits for the serialization
+  // only, so the trainer does not wait for zstd.
   bool table_serialized_ = false;  // guarded by table_mutex_
   std::mutex table_mutex_;
   std::condition_variable table_done_;

@@ -87,14 +87,12 @@ class CheckpointWriter {
   // `threads`: zstd worker threads for compressing a large table (0: one).
   explicit CheckpointWriter(int threads = 0) : threads_(threads) {}
 
-  // Compresses `words`; every later checkpoint holds this table. The same as
-  // SerializeWordTable then CompressWordTable.
+  // Compresses `words`; every later checkpoint holds this table.
   absl::Status SetWordTable(const WordCounts& words);
-  // The two halves of SetWordTable: the first copies the table into a byte string (after
-  // which `words` may go away), the second compresses that (the slow part, which a training run
-  // does in the background while the trainer goes on without the table).
+  // The first half of SetWordTable: copies the table into a byte string, after which `words`
+  // may go away; the next write compresses it (the slow part, which a training run does in the
+  // background while the trainer goes on without the table).
   void SerializeWordTable(const WordCounts& words);
-  absl::Status CompressWordTable();
   // Adopts the word table of a checkpoint read back (Checkpoint::words_frame and
   // word_table_hash, and the table's totals), so that a resumed run writes it again without
   // recompressing; `stored_at` is the file it was read from (Checkpoint::words_file), which
@@ -125,6 +123,8 @@ class CheckpointWriter {
   absl::StatusOr<Parts> BuildParts(const Checkpoint& checkpoint, std::string_view merges_raw,
                                    uint64_t merge_count, std::string_view words_name);
   absl::Status CacheTable(const WordCounts& words);
+  // Compresses what SerializeWordTable copied.
+  absl::Status CompressWordTable();
   // Writes the table file at `path` unless this writer wrote (or read) it there already.
   absl::Status WriteTableFile(const std::string& path);
 

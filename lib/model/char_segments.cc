@@ -9,9 +9,7 @@ bool IsContinuation(unsigned b) { return (b & 0xC0) == 0x80; }
 
 void CharSegments::Mark(unsigned a1, unsigned a2, unsigned b0, unsigned b1) {
   uint32_t key = WindowKey(a1, a2, b0, b1);
-  uint64_t bit = uint64_t{1} << (key & 63);
-  if ((unsafe_[key >> 6] & bit) == 0) ++unsafe_count_;
-  unsafe_[key >> 6] |= bit;
+  unsafe_[key >> 6] |= uint64_t{1} << (key & 63);
   uint32_t summary = key & 0xFFFF;
   unsafe_summary_[summary >> 6] |= uint64_t{1} << (summary & 63);
 }
@@ -21,7 +19,6 @@ void CharSegments::Build(const std::vector<std::string>& tokens, const PieceBpe&
   if (tokens.size() > kIdMask) return;
   unsafe_.assign((size_t{1} << 22) / 64, 0);
   unsafe_summary_.assign((size_t{1} << 16) / 64, 0);
-  unsafe_count_ = 0;
   // A token matching the text across a boundary a1 a2 | b0 b1 has a cut where b0 (e0..ef)
   // follows a2 (a continuation byte); the bytes it has beyond the cut must equal the text's,
   // and where it ends sooner the text's byte may be any continuation byte.

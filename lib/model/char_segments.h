@@ -99,9 +99,6 @@ class CharSegments {
   // Whether Build succeeded (vocabularies of 2^20 tokens or more are not handled).
   bool built() const { return built_; }
 
-  // Marked windows (for tests and the record).
-  size_t unsafe_windows() const { return unsafe_count_; }
-
  private:
   // chars_ entries: three ids of 20 bits from the low end, then the count.
   static constexpr int kIdBits = 20;
@@ -117,7 +114,6 @@ class CharSegments {
   bool built_ = false;  // false: ids too large to pack; nothing is split
   std::vector<uint64_t> unsafe_;          // 2^22 bits, by WindowKey
   std::vector<uint64_t> unsafe_summary_;  // 2^16 bits: some window with these (a2, b0, b1)
-  size_t unsafe_count_ = 0;
   std::vector<uint64_t> chars_;  // 2^16 entries, by (c0 & 0x0f, c1 & 0x3f, c2 & 0x3f)
 };
 

@@ -16,8 +16,8 @@ namespace tokenmill {
 namespace {
 
 // A whole file's ids take hundreds of MB (poetry: 192 MB): with 4 KB pages, faulting them in
-// took about a fifth of poetry's encode (perf). Asks for transparent huge pages on the buffer's aligned interior
-// (a no-op where the kernel does not grant them).
+// took about a fifth of poetry's encode (perf). Asks for transparent huge pages on the
+// buffer's aligned interior (a no-op where the kernel does not grant them).
 void AdviseHugePages(const void* data, size_t bytes) {
   constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
   if (bytes < 4 * kHugePage) return;

@@ -37,8 +37,6 @@
 
 namespace tokenmill {
 
-// What Encode() does with special-token strings found in the text (tiktoken's allowed /
-// disallowed special).
 // The ids of a batch of texts in one flat array (no allocation per text): text i's ids are
 // ids[offsets[i], offsets[i + 1]).
 struct EncodedBatch {
@@ -50,6 +48,8 @@ struct EncodedBatch {
   }
 };
 
+// What Encode() does with special-token strings found in the text (tiktoken's allowed /
+// disallowed special).
 enum class SpecialPolicy {
   kAllow,     // they become their ids
   kDisallow,  // finding one is an error
