@@ -10,10 +10,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <random>
 
 #include "checkpoint/checkpoint.h"
+#include "common/file_util.h"
 #include "reference/cli_runner.h"
 
 namespace tokenmill {
@@ -148,11 +148,6 @@ TEST(CheckpointFile, NewerFormatVersionIsRefusedByName) {
   EXPECT_THAT(std::string(parsed.status().message()), HasSubstr("newer"));
 }
 
-std::string ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 ino_t Inode(const std::string& path) {
   struct stat st;
   EXPECT_EQ(stat(path.c_str(), &st), 0) << path;
@@ -176,7 +171,7 @@ TEST(CheckpointFile, TheTableGoesToItsOwnFileOnce) {
   ASSERT_TRUE(writer.Write(without_table, path).ok());
   EXPECT_EQ(Inode(WordTablePath(path)), table) << "the table was written again";
   EXPECT_NE(Inode(path), first) << "the checkpoint was not replaced";
-  EXPECT_LT(ReadBytes(path).size(), ReadBytes(WordTablePath(path)).size() + 200);
+  EXPECT_LT(ReadFile(path)->size(), ReadFile(WordTablePath(path))->size() + 200);
 
   auto parsed = ReadCheckpoint(path);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
@@ -185,7 +180,7 @@ TEST(CheckpointFile, TheTableGoesToItsOwnFileOnce) {
   EXPECT_EQ(parsed->words_file, WordTablePath(path));
   EXPECT_THAT(DescribeCheckpoint(*parsed), HasSubstr("word table: " + WordTablePath(path)));
   // Without a way to read the table file, the bytes alone are not a checkpoint.
-  EXPECT_THAT(std::string(ParseCheckpoint(ReadBytes(path), "run.ckpt").status().message()),
+  EXPECT_THAT(std::string(ParseCheckpoint(*ReadFile(path), "run.ckpt").status().message()),
               HasSubstr("run.ckpt.words"));
 
   // A writer that adopted the table from where it was read does not write it again there...
@@ -197,7 +192,7 @@ TEST(CheckpointFile, TheTableGoesToItsOwnFileOnce) {
   // ...but does write it beside a checkpoint elsewhere, where it reads back the same.
   std::string elsewhere = dir.File("other.ckpt");
   ASSERT_TRUE(adopted.Write(without_table, elsewhere).ok());
-  EXPECT_EQ(ReadBytes(WordTablePath(elsewhere)), ReadBytes(WordTablePath(path)));
+  EXPECT_EQ(*ReadFile(WordTablePath(elsewhere)), *ReadFile(WordTablePath(path)));
   EXPECT_EQ(ReadCheckpoint(elsewhere)->words, c.words);
 }
 
@@ -207,7 +202,7 @@ TEST(CheckpointFile, AMissingDamagedOrForeignTableFileIsAClearError) {
   CheckpointWriter writer;
   ASSERT_TRUE(writer.Write(SampleCheckpoint(), path).ok());
   const std::string table_path = WordTablePath(path);
-  const std::string table = ReadBytes(table_path);
+  const std::string table = *ReadFile(table_path);
   auto error_with = [&](const std::string& table_bytes) {
     {
       std::ofstream out(table_path, std::ios::binary | std::ios::trunc);
@@ -233,7 +228,7 @@ TEST(CheckpointFile, AMissingDamagedOrForeignTableFileIsAClearError) {
   other.words.Add("another word", 5);
   std::string other_path = dir.File("other.ckpt");
   ASSERT_TRUE(CheckpointWriter().Write(other, other_path).ok());
-  EXPECT_THAT(error_with(ReadBytes(WordTablePath(other_path))), HasSubstr("another table"));
+  EXPECT_THAT(error_with(*ReadFile(WordTablePath(other_path))), HasSubstr("another table"));
   // No table file at all.
   std::filesystem::remove(table_path);
   auto missing = ReadCheckpoint(path);

@@ -176,20 +176,28 @@ TEST(Encoder, CacheAndShortcutsChangeNothing) {
   }
 }
 
-// The lines of the sample that hold Chinese (or other 3-byte characters).
-std::string ChineseLines() {
-  std::string text = SampleText(2000000), chinese;
+// The lines of `text`, each with its '\n'.
+std::vector<std::string_view> Lines(std::string_view text) {
+  std::vector<std::string_view> lines;
   for (size_t start = 0; start < text.size();) {
     size_t end = std::min(text.size(), text.find('\n', start) + 1);
     if (end == 0) end = text.size();
-    std::string_view line = std::string_view(text).substr(start, end - start);
+    lines.push_back(text.substr(start, end - start));
+    start = end;
+  }
+  return lines;
+}
+
+// The lines of the sample that hold Chinese (or other 3-byte characters).
+std::string ChineseLines() {
+  std::string text = SampleText(2000000), chinese;
+  for (std::string_view line : Lines(text)) {
     for (size_t i = 0; i + 2 < line.size(); ++i) {
       if ((static_cast<unsigned char>(line[i]) & 0xF0) == 0xE0) {
         chinese += line;
         break;
       }
     }
-    start = end;
   }
   return chinese;
 }
@@ -288,13 +296,7 @@ TEST(Encoder, BatchEqualsSequentialOnAnyThreadCount) {
   auto encoder = Encoder::Create(TrainedModel());
   ASSERT_TRUE(encoder.ok());
   std::string text = SampleText(400000);
-  std::vector<std::string_view> docs;
-  for (size_t start = 0; start < text.size();) {
-    size_t end = std::min(text.size(), text.find('\n', start) + 1);
-    if (end == 0) end = text.size();
-    docs.push_back(std::string_view(text).substr(start, end - start));
-    start = end;
-  }
+  std::vector<std::string_view> docs = Lines(text);
   std::vector<std::vector<TokenId>> sequential;
   for (std::string_view doc : docs) sequential.push_back(*(*encoder)->Encode(doc));
   for (int threads : {1, 2, 4}) {

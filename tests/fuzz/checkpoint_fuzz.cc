@@ -106,16 +106,13 @@ void WriteSeeds(const std::string& dir) {
   for (const char* word : {"hello", " world", " hello", "the", " cat", " sat", "\n"}) c.words.Add(word, 3);
   c.merges = {{"h", "e"}, {"l", "l"}, {"he", "ll"}, {" ", "w"}};
   c.created_unix_seconds = 1700000000;
+  auto write_seed = [&](const std::string& name, const std::string& seed) {
+    if (!WriteFileAtomically(dir + "/" + name, seed).ok()) fuzz::Fail("cannot write a seed");
+  };
   CheckpointWriter writer;
   absl::StatusOr<std::string> bytes = writer.Serialize(c);
   if (!bytes.ok()) fuzz::Fail("Serialize failed");
-  for (char mode : {'\0', '\1'}) {
-    FILE* f = std::fopen((dir + "/small_" + char('0' + mode)).c_str(), "wb");
-    if (f == nullptr) fuzz::Fail("cannot write a seed");
-    std::fputc(mode, f);
-    std::fwrite(bytes->data(), 1, bytes->size(), f);
-    std::fclose(f);
-  }
+  for (char mode : {'\0', '\1'}) write_seed(std::string("small_") + char('0' + mode), mode + *bytes);
   // Mode 3: the same checkpoint as two files.
   std::string two = dir + "/two_files.ckpt";
   if (!writer.Write(c, two).ok()) fuzz::Fail("cannot write the two-file seed");
@@ -127,16 +124,10 @@ void WriteSeeds(const std::string& dir) {
   seed += n + *table + *main;
   std::remove(two.c_str());
   std::remove(WordTablePath(two).c_str());
-  FILE* f3 = std::fopen((dir + "/two_files").c_str(), "wb");
-  if (f3 == nullptr) fuzz::Fail("cannot write a seed");
-  std::fwrite(seed.data(), 1, seed.size(), f3);
-  std::fclose(f3);
-  FILE* f = std::fopen((dir + "/description").c_str(), "wb");
-  if (f == nullptr) fuzz::Fail("cannot write a seed");
+  write_seed("two_files", seed);
   std::string description = "\2";  // mode 2, then arbitrary description bytes
   for (int i = 0; i < 96; ++i) description.push_back(static_cast<char>((i * 37 + 11) & 0xFF));
-  std::fwrite(description.data(), 1, description.size(), f);
-  std::fclose(f);
+  write_seed("description", description);
   std::exit(0);
 }
 
