@@ -138,6 +138,17 @@ def main():
         out.append("    " + ", ".join(str(x) for x in stage1_bmp3[i:i + 16]) + ",")
     out.append("};")
     out.append("")
+    # One bit per 3-byte sequence, by the 16 payload bits (the code point when well formed):
+    # set for \p{L}; clear for overlong forms and surrogates (the slow path rejects those).
+    letter_bits = [0] * (0x10000 // 64)
+    for cp in range(0x800, 0x10000):
+        if not (0xD800 <= cp < 0xE000) and classes[cp] & K_L:
+            letter_bits[cp >> 6] |= 1 << (cp & 63)
+    out.append(f"const uint64_t kThreeByteLetter[{len(letter_bits)}] = {{")
+    for i in range(0, len(letter_bits), 4):
+        out.append("    " + ", ".join(f"0x{x:016x}ull" for x in letter_bits[i:i + 4]) + ",")
+    out.append("};")
+    out.append("")
     out.append(f"const uint8_t kStage2[{len(blocks)}][{BLOCK}] = {{")
     for block in blocks:
         out.append("    {")

@@ -84,6 +84,8 @@ struct Text {
       if (b < 0x80) {
         if (static_cast<unsigned char>((b | 0x20) - 'a') >= 26) return i;
         i = AsciiLetterRunEnd(s, n, i + 1);
+      } else if ((b & 0xF0) == 0xE0 && n - i >= 3 && IsThreeByteLetter(s + i)) {
+        i += 3;  // CJK and most other scripts' letters
       } else {
         const DecodedChar c = DecodeNonAscii(s + i, s + n);
         if (!(c.cls & kClassL)) return i;

@@ -33,6 +33,9 @@ extern const uint16_t kStage1[0x110000 >> kBlockBits];
 // surrogates lead to a block of kClassInvalid.
 extern const uint16_t kStage1ThreeByte[1 << (4 + kBlockBits)];
 extern const uint8_t kStage2[][1 << kBlockBits];
+// One bit per 3-byte sequence, by its 16 payload bits: set for \p{L}; clear for overlong forms
+// and surrogates.
+extern const uint64_t kThreeByteLetter[1 << 10];
 }  // namespace unicode_internal
 
 // The Unicode version the tables were generated from, e.g. "15.0.0".
@@ -79,6 +82,15 @@ inline DecodedChar DecodeNonAscii(const unsigned char* s, const unsigned char* e
             4};
   }
   return kInvalid;
+}
+
+// Whether s[0..3) (s[0] in e0..ef, three bytes available) is a well-formed sequence whose code
+// point is \p{L}: one bit test, where DecodeNonAscii walks two tables (Chinese text is runs of
+// these). False does not mean "not a letter" for a sequence that is not well formed.
+inline bool IsThreeByteLetter(const unsigned char* s) {
+  if (((s[1] ^ 0x80) | (s[2] ^ 0x80)) >= 0x40) return false;
+  const uint32_t key = (s[0] & 0x0Fu) << 12 | (s[1] & 0x3Fu) << 6 | (s[2] & 0x3Fu);
+  return unicode_internal::kThreeByteLetter[key >> 6] >> (key & 63) & 1;
 }
 
 // The character at s[i] (i < n).
