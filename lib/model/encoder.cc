@@ -96,14 +96,14 @@ PieceCache* Encoder::LocalCache() const {
 }
 
 void Encoder::EncodePiece(std::string_view piece, std::vector<TokenId>& out) const {
-  EncodePieceCached(piece, LocalCache(), out);
+  IdWriter writer(out);
+  EncodePieceCached(piece, LocalCache(), writer);
 }
 
-void Encoder::EncodePieceCached(std::string_view piece, PieceCache* cache,
-                                std::vector<TokenId>& out) const {
+void Encoder::EncodePieceCached(std::string_view piece, PieceCache* cache, IdWriter& out) const {
   if (piece.size() <= 1) {
     if (piece.empty()) return;  // the PreTokenizer contract rules these out; be safe anyway
-    out.push_back(byte_token_[static_cast<unsigned char>(piece[0])]);
+    out.Push(byte_token_[static_cast<unsigned char>(piece[0])]);
     return;
   }
   if (cache != nullptr && piece.size() <= PieceCache::kMaxHotPiece) {
@@ -117,72 +117,59 @@ void Encoder::EncodePieceCached(std::string_view piece, PieceCache* cache,
   EncodePieceFully(piece, cache, out);
 }
 
-void Encoder::EncodePieceFully(std::string_view piece, PieceCache* cache,
-                               std::vector<TokenId>& out) const {
+void Encoder::EncodePieceFully(std::string_view piece, PieceCache* cache, IdWriter& out) const {
   // A single 3-byte character: its own BPE is in a table (unless it is a whole token).
   const auto* bytes = reinterpret_cast<const unsigned char*>(piece.data());
   if (options_.split_pieces && piece.size() == 3 && segments_.built() &&
       CharSegments::IsThreeByte(bytes, bytes + 3)) {
     TokenId id = model_.ignore_merges ? token_table_.Find(piece) : TokenTable::kMissing;
     if (id != TokenTable::kMissing) {
-      out.push_back(id);
+      out.Push(id);
     } else {
-      TokenId ids[3];
-      out.insert(out.end(), ids, ids + segments_.WriteChar(bytes, ids));
+      out.Advance(segments_.WriteChar(bytes, out.Room(3)));
     }
     return;
   }
   // A piece ending in a non-ASCII byte may hold 3-byte characters to split between; one that
-  // splits is no whole token. Single characters' ids gather in a local buffer, appended once.
+  // splits is no whole token. Single characters' ids go straight to the output.
   if (options_.split_pieces && piece.size() >= 6 && bytes[piece.size() - 1] >= 0x80) {
-    constexpr size_t kBuffer = 256;
-    TokenId buffer[kBuffer + 3];
-    size_t buffered = 0;
-    auto flush = [&] {
-      out.insert(out.end(), buffer, buffer + buffered);
-      buffered = 0;
-    };
     bool split = segments_.Split(piece, [&](std::string_view segment) {
       if (segment.size() == 3) {
-        buffered += segments_.WriteChar(reinterpret_cast<const unsigned char*>(segment.data()),
-                                        buffer + buffered);
-        if (buffered >= kBuffer) flush();
+        out.Advance(segments_.WriteChar(reinterpret_cast<const unsigned char*>(segment.data()),
+                                        out.Room(3)));
       } else {
-        flush();
         EncodeByBpe(segment, cache, out);
       }
     });
-    if (split) {
-      flush();
-      return;
-    }
+    if (split) return;
   }
   if (model_.ignore_merges) {
     TokenId id = token_table_.Find(piece);
     if (id != TokenTable::kMissing) {
-      out.push_back(id);
+      out.Push(id);
       return;
     }
   }
   EncodeByBpe(piece, cache, out);
 }
 
-void Encoder::EncodeByBpe(std::string_view piece, PieceCache* cache,
-                          std::vector<TokenId>& out) const {
-  if (piece.size() > options_.max_cached_piece || cache == nullptr) {
-    bpe_.Encode(piece, out);
-    return;
+void Encoder::EncodeByBpe(std::string_view piece, PieceCache* cache, IdWriter& out) const {
+  uint64_t hash = 0;
+  const bool cached = piece.size() <= options_.max_cached_piece && cache != nullptr;
+  if (cached) {
+    hash = HashPiece(piece);
+    if (cache->Lookup(piece, hash, out)) return;
   }
-  uint64_t hash = HashPiece(piece);
-  if (cache->Lookup(piece, hash, out)) return;
-  size_t start = out.size();
-  bpe_.Encode(piece, out);
-  cache->Insert(piece, hash, out.data() + start, out.size() - start);
+  std::vector<TokenId>& ids = out.scratch();
+  bpe_.Encode(piece, ids);
+  out.Append(ids.data(), ids.size());
+  if (cached) cache->Insert(piece, hash, ids.data(), ids.size());
 }
 
 void Encoder::EncodeOrdinary(std::string_view text, std::vector<TokenId>& out) const {
   PieceCache* cache = LocalCache();
-  pretokenizer_->Split(text, [&](std::string_view piece) { EncodePieceCached(piece, cache, out); });
+  IdWriter writer(out);
+  pretokenizer_->Split(text, [&](std::string_view piece) { EncodePieceCached(piece, cache, writer); });
 }
 
 template <typename OnSegment>

@@ -29,6 +29,7 @@
 #include "absl/types/span.h"
 #include "model/bpe_model.h"
 #include "model/char_segments.h"
+#include "model/id_writer.h"
 #include "model/lookup_tables.h"
 #include "model/piece_bpe.h"
 #include "model/piece_cache.h"
@@ -117,11 +118,11 @@ class Encoder {
           std::unique_ptr<SpecialTokenMatcher> specials);
 
   // EncodePiece with this thread's cache (nullptr: no cache).
-  void EncodePieceCached(std::string_view piece, PieceCache* cache, std::vector<TokenId>& out) const;
+  void EncodePieceCached(std::string_view piece, PieceCache* cache, IdWriter& out) const;
   // EncodePieceCached without the cache of short pieces' final ids.
-  void EncodePieceFully(std::string_view piece, PieceCache* cache, std::vector<TokenId>& out) const;
+  void EncodePieceFully(std::string_view piece, PieceCache* cache, IdWriter& out) const;
   // BPE of a piece or of a segment of one, through the cache (no whole-token shortcut).
-  void EncodeByBpe(std::string_view piece, PieceCache* cache, std::vector<TokenId>& out) const;
+  void EncodeByBpe(std::string_view piece, PieceCache* cache, IdWriter& out) const;
   PieceCache* LocalCache() const;
 
   // Calls on_segment(text, special_index) for the ordinary stretches (-1) and allowed
