@@ -26,6 +26,14 @@ void AdviseHugePages(const void* data, size_t bytes) {
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 
+// Whether p holds `chars` 3-byte sequences and nothing else.
+bool AllThreeByte(const unsigned char* p, size_t chars) {
+  for (size_t k = 0; k < chars; ++k, p += 3) {
+    if (!CharSegments::IsThreeByte(p, p + 3)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Encoder::Encoder(BpeModel model, EncoderOptions options,
@@ -133,15 +141,23 @@ void Encoder::EncodePieceFully(std::string_view piece, PieceCache* cache, IdWrit
   // A piece ending in a non-ASCII byte may hold 3-byte characters to split between; one that
   // splits is no whole token. Single characters' ids go straight to the output.
   if (options_.split_pieces && piece.size() >= 6 && bytes[piece.size() - 1] >= 0x80) {
-    bool split = segments_.Split(piece, [&](std::string_view segment) {
-      if (segment.size() == 3) {
-        out.Advance(segments_.WriteChar(reinterpret_cast<const unsigned char*>(segment.data()),
-                                        out.Room(3)));
-      } else {
-        EncodeByBpe(segment, cache, out);
-      }
-    });
-    if (split) return;
+    if (piece.size() % 3 == 0 && AllThreeByte(bytes, piece.size() / 3)) {
+      const bool split = segments_.SplitChars(
+          bytes, piece.size() / 3,
+          [&](uint32_t index) { out.Advance(segments_.WriteCharAt(index, out.Room(3))); },
+          [&](std::string_view segment) { EncodeByBpe(segment, cache, out); });
+      if (split) return;
+    } else {
+      const bool split = segments_.Split(piece, [&](std::string_view segment) {
+        if (segment.size() == 3) {
+          out.Advance(segments_.WriteChar(reinterpret_cast<const unsigned char*>(segment.data()),
+                                          out.Room(3)));
+        } else {
+          EncodeByBpe(segment, cache, out);
+        }
+      });
+      if (split) return;
+    }
   }
   if (model_.ignore_merges) {
     TokenId id = token_table_.Find(piece);
