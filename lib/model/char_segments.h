@@ -114,7 +114,6 @@ class CharSegments {
     size_t open = 0;  // first character of the segment not yet handed over
     for (size_t k = 1; k < chars; ++k) {
       const uint32_t index = CharIndex(p + 3 * k);
-      __builtin_prefetch(&chars_[index]);  // WriteCharAt reads it soon
       if (SafeWindow((previous & 0xFFF) << 10 | index >> 6)) {
         emit(open, k, previous);
         open = k;
