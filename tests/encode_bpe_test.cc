@@ -13,6 +13,7 @@
 #include "common/file_util.h"
 #include "count/count_text.h"
 #include "model/encoder.h"
+#include "model/id_writer.h"
 #include "model/lookup_tables.h"
 #include "model/model_file.h"
 #include "model/piece_bpe.h"
@@ -150,6 +151,43 @@ TEST(PieceBpe, ALongPieceWithoutSpacesEncodesAndDecodes) {
   ASSERT_TRUE(ids.ok());
   EXPECT_GT(ids->size(), text.size() / 8);
   EXPECT_EQ(*(*encoder)->Decode(*ids), text);
+}
+
+// The writer appends after what the vector held, across many chunks and reallocations, and
+// leaves exactly the ids written (none of its zero-filled slack) when it goes.
+TEST(IdWriter, AppendsExactlyWhatWasWritten) {
+  std::mt19937 rng(5);
+  for (size_t bound : {size_t{0}, size_t{3}, size_t{100}, size_t{1} << 20}) {
+    std::vector<TokenId> out = {7, 8, 9}, expected = out;
+    {
+      IdWriter writer(out, bound);
+      for (int step = 0; step < 5000; ++step) {
+        const TokenId id = static_cast<TokenId>(rng());
+        switch (rng() % 3) {
+          case 0:
+            writer.Push(id);
+            expected.push_back(id);
+            break;
+          case 1: {  // room for 4, keep 0 to 4 of them
+            TokenId* room = writer.Room(4);
+            const size_t keep = rng() % 5;
+            for (size_t i = 0; i < 4; ++i) room[i] = id + static_cast<TokenId>(i);
+            for (size_t i = 0; i < keep; ++i) expected.push_back(id + static_cast<TokenId>(i));
+            writer.Advance(keep);
+            break;
+          }
+          default: {
+            std::vector<TokenId> ids(rng() % 40, id);
+            writer.Append(ids.data(), ids.size());
+            expected.insert(expected.end(), ids.begin(), ids.end());
+          }
+        }
+        ASSERT_EQ(writer.size(), expected.size());
+        ASSERT_EQ(writer.data()[writer.size() - 1], expected.back());
+      }
+    }
+    EXPECT_EQ(out, expected) << "bound " << bound;
+  }
 }
 
 TEST(Encoder, CacheAndShortcutsChangeNothing) {

@@ -104,7 +104,7 @@ PieceCache* Encoder::LocalCache() const {
 }
 
 void Encoder::EncodePiece(std::string_view piece, std::vector<TokenId>& out) const {
-  IdWriter writer(out);
+  IdWriter writer(out, piece.size());
   EncodePieceCached(piece, LocalCache(), writer);
 }
 
@@ -184,7 +184,7 @@ void Encoder::EncodeByBpe(std::string_view piece, PieceCache* cache, IdWriter& o
 
 void Encoder::EncodeOrdinary(std::string_view text, std::vector<TokenId>& out) const {
   PieceCache* cache = LocalCache();
-  IdWriter writer(out);
+  IdWriter writer(out, text.size());  // a token covers at least one byte
   pretokenizer_->Split(text, [&](std::string_view piece) { EncodePieceCached(piece, cache, writer); });
 }
 

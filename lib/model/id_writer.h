@@ -7,7 +7,9 @@
 // keeps the vector zero-filled a chunk ahead of the ids written so far (so every byte it hands
 // out belongs to the vector's size), writes through a plain pointer, and trims the vector back
 // to the ids written when it is destroyed. A writer is the only thing touching its vector while
-// it lives.
+// it lives. The chunk is capped by what the caller says it may still write (a text of n bytes
+// encodes to at most n ids), so that encoding many short texts (batches of lines) does not
+// zero-fill a chunk for each.
 #pragma once
 
 #include <algorithm>
@@ -21,8 +23,9 @@ namespace tokenmill {
 
 class IdWriter {
  public:
-  explicit IdWriter(std::vector<TokenId>& out)
-      : out_(out), cur_(out.data() + out.size()), limit_(cur_) {}
+  // `at_most`: an upper bound on the ids this writer will write (a bound, not a reservation).
+  IdWriter(std::vector<TokenId>& out, size_t at_most)
+      : out_(out), cur_(out.data() + out.size()), limit_(cur_), end_bound_(out.size() + at_most) {}
   ~IdWriter() { out_.resize(size()); }
   IdWriter(const IdWriter&) = delete;
   IdWriter& operator=(const IdWriter&) = delete;
@@ -59,11 +62,13 @@ class IdWriter {
   }
 
  private:
-  // Zero-fills at least n more ids (and a chunk), keeping capacity growth geometric.
+  // Zero-fills at least n more ids (and up to a chunk, within the bound), keeping capacity
+  // growth geometric.
   void Grow(size_t n) {
     constexpr size_t kChunk = 4096;  // 16 KB: written over while still in cache
     const size_t used = size();
-    const size_t want = used + std::max(n, kChunk);
+    const size_t bounded = end_bound_ > used ? std::min(kChunk, end_bound_ - used) : 0;
+    const size_t want = used + std::max(n, bounded);
     if (want > out_.capacity()) out_.reserve(std::max(want, 2 * out_.capacity()));
     out_.resize(want);
     cur_ = out_.data() + used;
@@ -73,6 +78,7 @@ class IdWriter {
   std::vector<TokenId>& out_;
   TokenId* cur_;
   TokenId* limit_;
+  size_t end_bound_;  // the vector's size never needs to exceed this (but may: Room(n) wins)
   std::vector<TokenId> scratch_;
 };
 
