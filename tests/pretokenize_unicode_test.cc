@@ -65,6 +65,25 @@ TEST(UnicodeTables, AgreeWithPcre2ExceptNewCodePointsAndU180E) {
 
 TEST(UnicodeTables, StateTheirVersion) { EXPECT_STREQ(UnicodeTablesVersion(), "15.0.0"); }
 
+// The one-bit test for 3-byte letters agrees with the full decoder on every sequence of a lead
+// byte e0..ef and two continuation bytes (overlong forms and surrogates included).
+TEST(UnicodeTables, ThreeByteLetterBitsAgreeWithTheDecoder) {
+  size_t letters = 0;
+  for (unsigned b0 = 0xE0; b0 <= 0xEF; ++b0) {
+    for (unsigned b1 = 0x80; b1 <= 0xBF; ++b1) {
+      for (unsigned b2 = 0x80; b2 <= 0xBF; ++b2) {
+        const unsigned char s[3] = {static_cast<unsigned char>(b0), static_cast<unsigned char>(b1),
+                                    static_cast<unsigned char>(b2)};
+        const DecodedChar c = DecodeNonAscii(s, s + 3);
+        const bool letter = c.len == 3 && (c.cls & kClassL) != 0;
+        ASSERT_EQ(IsThreeByteLetter(s), letter) << std::hex << b0 << " " << b1 << " " << b2;
+        letters += letter;
+      }
+    }
+  }
+  EXPECT_GT(letters, 40000u);  // CJK ideographs, Hangul syllables, ...
+}
+
 // Every byte sequence of up to two bytes after a lead byte decodes as PCRE2 validates it.
 TEST(UnicodeTables, DecoderRejectsExactlyWhatPcre2Rejects) {
   const unsigned char kLeads[] = {0x00, 0x41, 0x7F, 0x80, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0,
