@@ -14,6 +14,7 @@
 
 #include "checkpoint/checkpoint.h"
 #include "common/file_util.h"
+#include "train/bpe_trainer.h"
 #include "reference/cli_runner.h"
 
 namespace tokenmill {
@@ -32,6 +33,7 @@ Checkpoint SampleCheckpoint() {
     c.words.Add(w, w.size() * 3 + 1);
   }
   c.merges = {{"l", "l"}, {"he", "llo"}, {std::string("\0", 1), "\xff"}};
+  c.merge_counts = {91, 0, uint64_t{1} << 40};
   c.finished = false;
   c.created_unix_seconds = 1764400000;
   return c;
@@ -54,6 +56,7 @@ TEST(CheckpointFile, RoundTripsEveryField) {
   EXPECT_EQ(parsed->corpus_bytes, c.corpus_bytes);
   EXPECT_EQ(parsed->words, c.words);
   EXPECT_EQ(parsed->merges, c.merges);
+  EXPECT_EQ(parsed->merge_counts, c.merge_counts);
   EXPECT_EQ(parsed->finished, c.finished);
   EXPECT_EQ(parsed->created_unix_seconds, c.created_unix_seconds);
   EXPECT_EQ(SettingValue(*parsed, "special-token"), "<|a|>");
@@ -244,24 +247,82 @@ TEST(CheckpointFile, AMissingDamagedOrForeignTableFileIsAClearError) {
 }
 
 // Format version 1 (one file, no table location in the header) is still read.
+// A checkpoint in format version 2 (no merge counts), written by tokenmill at 51a2fb5:
+// `tokenmill train --vocab-size 400 --output t.json --checkpoint v2.ckpt c.txt`, where c.txt is
+// the first 20,000 bytes of tests/data/sample.txt and the line
+// "aaaa aaaaaaa aaa ---- ==== ====== zzzz" (so that tokens merge with themselves).
+const std::string kV2Checkpoint =
+    std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/checkpoint_v2/v2.ckpt";
+
+std::string LittleEndian32(uint32_t v) {
+  std::string out(4, '\0');
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((v >> (8 * i)) & 0xFF);
+  return out;
+}
+
+// Version 1 had the table inline and no table location in the header: made here from the
+// version 2 checkpoint and its table file.
 TEST(CheckpointFile, VersionOneFilesAreStillRead) {
-  std::string data = Serialize(SampleCheckpoint());
+  std::string v2 = *ReadFile(kV2Checkpoint);
+  std::string table = *ReadFile(kV2Checkpoint + ".words");
+  auto original = ReadCheckpoint(kV2Checkpoint);
+  ASSERT_TRUE(original.ok()) << original.status();
+  ASSERT_EQ(original->format_version, 2u);
   uint32_t header_size = 0;
-  std::memcpy(&header_size, data.data() + 12, 4);
-  ASSERT_EQ(data[16 + header_size - 1], '\0');  // the header ends with "table inline" (0)
-  std::string v1 = data.substr(0, 16 + header_size - 1) + data.substr(16 + header_size + 4);
-  uint32_t version = 1, size = header_size - 1;
-  std::memcpy(v1.data() + 8, &version, 4);
-  std::memcpy(v1.data() + 12, &size, 4);
-  uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(v1.data()), 16 + size);
-  std::string crc_bytes(4, '\0');
-  for (int i = 0; i < 4; ++i) crc_bytes[i] = static_cast<char>((crc >> (8 * i)) & 0xFF);
-  v1.insert(16 + size, crc_bytes);
+  std::memcpy(&header_size, v2.data() + 12, 4);
+  // The header ends with: 1 (table in a file), the file's name, the CRC-32 of its frame.
+  const std::string name = "v2.ckpt.words";
+  const size_t location = header_size - (1 + 1 + name.size() + 4);
+  ASSERT_EQ(v2[16 + location], '\1');
+  ASSERT_EQ(v2.substr(16 + location + 2, name.size()), name);
+  // The table file: magic (8), version (4), hash (8), frame, CRC-32 (4).
+  const std::string words_frame = table.substr(20, table.size() - 24);
+  const std::string merges_frame = v2.substr(16 + header_size + 4, v2.size() - (16 + header_size + 4) - 4);
+  const uint32_t size = static_cast<uint32_t>(location);
+  std::string v1 = v2.substr(0, 8) + LittleEndian32(1) + LittleEndian32(size) + v2.substr(16, size);
+  v1 += LittleEndian32(static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(v1.data()), v1.size())));
+  const std::string body = words_frame + merges_frame;
+  v1 += body + LittleEndian32(static_cast<uint32_t>(
+                   crc32(0L, reinterpret_cast<const Bytef*>(body.data()), body.size())));
   auto parsed = ParseCheckpoint(v1, "v1.ckpt");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->format_version, 1u);
-  EXPECT_EQ(parsed->words, SampleCheckpoint().words);
-  EXPECT_EQ(parsed->merges, SampleCheckpoint().merges);
+  EXPECT_EQ(parsed->words, original->words);
+  EXPECT_EQ(parsed->merges, original->merges);
+  EXPECT_TRUE(parsed->merge_counts.empty());
+}
+
+// Version 2 checkpoints hold no merge counts; they still resume to the result of an
+// uninterrupted run (replaying word by word where a count is needed), and extend it.
+TEST(CheckpointFile, VersionTwoCheckpointsResumeExactly) {
+  auto checkpoint = ReadCheckpoint(kV2Checkpoint);
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
+  EXPECT_EQ(checkpoint->format_version, 2u);
+  ASSERT_EQ(checkpoint->merges.size(), 144u);
+  EXPECT_TRUE(checkpoint->merge_counts.empty());
+  TrainerOptions options;
+  options.vocab_size = 400;
+  auto direct = TrainBpe(checkpoint->words, options);
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  ASSERT_EQ(direct->model.merges.size(), checkpoint->merges.size());
+  bool self_merge = false;
+  for (size_t i = 0; i < checkpoint->merges.size(); ++i) {
+    const Merge& m = direct->model.merges[i];
+    EXPECT_EQ(checkpoint->merges[i],
+              std::make_pair(direct->model.tokens[m.left], direct->model.tokens[m.right]));
+    self_merge |= m.left == m.right;
+  }
+  EXPECT_TRUE(self_merge);
+  for (size_t vocab : {size_t{400}, size_t{460}}) {
+    options.vocab_size = vocab;
+    auto uninterrupted = TrainBpe(checkpoint->words, options);
+    TrainControl resume;
+    resume.resume_merges = checkpoint->merges;
+    auto resumed = TrainBpe(checkpoint->words, options, resume);
+    ASSERT_TRUE(uninterrupted.ok() && resumed.ok()) << resumed.status();
+    EXPECT_EQ(resumed->model, uninterrupted->model) << "vocab " << vocab;
+    EXPECT_EQ(resumed->merge_counts, uninterrupted->merge_counts) << "vocab " << vocab;
+  }
 }
 
 TEST(CheckpointFile, WritingToDevFullFailsClearlyAndLeavesTheDeviceAlone) {

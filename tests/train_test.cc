@@ -501,19 +501,26 @@ TEST(TrainBpe, ResumingAtRandomPointsOfRandomCorporaGivesTheUninterruptedResult)
       resume.resume_merges.emplace_back(partial->model.tokens[m.left],
                                         partial->model.tokens[m.right]);
     }
-    std::vector<uint64_t> event_counts;
-    resume.after_merge = [&](const MergeEvent& event) {
-      event_counts.push_back(event.count);
-      return true;
-    };
-    TrainerOptions resume_options = options;
-    resume_options.threads = 1 + static_cast<int>(rng() % 2);
-    absl::StatusOr<TrainResult> resumed = TrainBpe(counts, resume_options, resume);
-    ASSERT_TRUE(resumed.ok()) << resumed.status();
-    EXPECT_EQ(resumed->model, full->model) << "stopped after " << stop_after;
-    EXPECT_EQ(resumed->merge_counts, full->merge_counts);
-    EXPECT_EQ(event_counts, full->merge_counts);
-    EXPECT_EQ(resumed->stop_reason, full->stop_reason);
+    // Without the checkpoint's merge counts, a merge of a token with itself sends the replay
+    // word by word; with them (or with no such merge) it goes by encoding.
+    for (bool with_counts : {false, true}) {
+      SCOPED_TRACE(with_counts ? "with counts" : "without counts");
+      resume.resume_counts.clear();
+      if (with_counts) resume.resume_counts = partial->merge_counts;
+      std::vector<uint64_t> event_counts;
+      resume.after_merge = [&](const MergeEvent& event) {
+        event_counts.push_back(event.count);
+        return true;
+      };
+      TrainerOptions resume_options = options;
+      resume_options.threads = 1 + static_cast<int>(rng() % 2);
+      absl::StatusOr<TrainResult> resumed = TrainBpe(counts, resume_options, resume);
+      ASSERT_TRUE(resumed.ok()) << resumed.status();
+      EXPECT_EQ(resumed->model, full->model) << "stopped after " << stop_after;
+      EXPECT_EQ(resumed->merge_counts, full->merge_counts);
+      EXPECT_EQ(event_counts, full->merge_counts);
+      EXPECT_EQ(resumed->stop_reason, full->stop_reason);
+    }
     ++resumed_runs;
   }
   EXPECT_GE(resumed_runs, 120);
@@ -539,6 +546,37 @@ TEST(TrainBpe, ResumingWithAnotherVocabSizeStopsOrExtendsLikeTraining) {
     ASSERT_TRUE(direct.ok() && resumed.ok());
     EXPECT_EQ(resumed->model, direct->model) << "vocab " << vocab;
     EXPECT_EQ(resumed->merge_counts, direct->merge_counts) << "vocab " << vocab;
+  }
+}
+
+// A checkpoint's merge count that the words do not give is refused, whichever way the replay
+// goes: for (a, b) the count must be exact, for (a, a) between the replacements and twice them.
+TEST(TrainBpe, ResumeCountsThatDoNotFitTheWordsAreAnError) {
+  WordCounts counts = ToCounts({{"aaab", 3}, {"ab", 5}, {"xaay", 1}});
+  TrainerOptions options;
+  options.vocab_size = 259;
+  absl::StatusOr<TrainResult> full = TrainBpe(counts, options);
+  ASSERT_TRUE(full.ok()) << full.status();
+  ASSERT_EQ(full->model.merges.size(), 3u);
+  TrainControl resume;
+  for (const Merge& m : full->model.merges) {
+    resume.resume_merges.emplace_back(full->model.tokens[m.left], full->model.tokens[m.right]);
+  }
+  resume.resume_counts = full->merge_counts;
+  absl::StatusOr<TrainResult> resumed = TrainBpe(counts, options, resume);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(resumed->model, full->model);
+  EXPECT_EQ(resumed->merge_counts, full->merge_counts);
+  for (size_t i = 0; i < full->merge_counts.size(); ++i) {
+    const Merge& m = full->model.merges[i];
+    // (a, a) counts may be off by less than the replacements; every other count is exact.
+    const uint64_t wrong = m.left == m.right ? 3 * full->merge_counts[i] : full->merge_counts[i] + 1;
+    TrainControl bad = resume;
+    bad.resume_counts[i] = wrong;
+    absl::StatusOr<TrainResult> refused = TrainBpe(counts, options, bad);
+    ASSERT_FALSE(refused.ok()) << "merge " << i;
+    EXPECT_THAT(std::string(refused.status().message()),
+                HasSubstr("the checkpoint gives merge " + std::to_string(i + 1) + " ("));
   }
 }
 

@@ -296,6 +296,7 @@ int RunTrain(int argc, char** argv) {
   }
   TrainControl control;
   control.resume_merges = base.merges;
+  control.resume_counts = base.merge_counts;
   // The checkpoint's word table is the one being trained on (base.words stays empty; the
   // writer reads the table through `words`).
   TrainingCheckpointer checkpointer(checkpoint_path, options.checkpoint, std::move(base),

@@ -198,11 +198,14 @@ TrainingCheckpointer::TrainingCheckpointer(std::string path,
       words_(words),
       writer_(threads),
       last_write_seconds_(NowSeconds()) {
-  for (const auto& [left, right] : base_.merges) {
-    CheckpointWriter::AppendMerge(&merges_raw_, left, right);
+  for (size_t i = 0; i < base_.merges.size(); ++i) {
+    CheckpointWriter::AppendMerge(
+        &merges_raw_, base_.merges[i].first, base_.merges[i].second,
+        i < base_.merge_counts.size() ? base_.merge_counts[i] : 0);
   }
   merge_count_ = base_.merges.size();
   std::vector<std::pair<std::string, std::string>>().swap(base_.merges);
+  std::vector<uint64_t>().swap(base_.merge_counts);
   if (!base_.words_frame.empty()) {
     // Resumed: the table's compressed frame is the checkpoint's own.
     writer_.AdoptWordTable(std::move(base_.words_frame), base_.word_table_hash,
@@ -284,7 +287,7 @@ void TrainingCheckpointer::ReleaseWordTable() {
 
 bool TrainingCheckpointer::AfterMerge(const MergeEvent& event) {
   if (!path_.empty() && merge_count_ < event.merges_done) {
-    CheckpointWriter::AppendMerge(&merges_raw_, event.left, event.right);
+    CheckpointWriter::AppendMerge(&merges_raw_, event.left, event.right, event.count);
     ++merge_count_;
   }
   if (InterruptGuard::signal_number() != 0) {

@@ -68,9 +68,13 @@ std::string SerializeWords(const WordCounts& words) {
   return out;
 }
 
-std::string SerializeMerges(const std::vector<std::pair<std::string, std::string>>& merges) {
+std::string SerializeMerges(const Checkpoint& checkpoint) {
   std::string out;
-  for (const auto& [left, right] : merges) CheckpointWriter::AppendMerge(&out, left, right);
+  for (size_t i = 0; i < checkpoint.merges.size(); ++i) {
+    const auto& [left, right] = checkpoint.merges[i];
+    CheckpointWriter::AppendMerge(
+        &out, left, right, i < checkpoint.merge_counts.size() ? checkpoint.merge_counts[i] : 0);
+  }
   return out;
 }
 
@@ -147,10 +151,11 @@ void CheckpointWriter::AdoptWordTable(std::string frame, uint64_t hash, uint64_t
 }
 
 void CheckpointWriter::AppendMerge(std::string* merges_raw, std::string_view left,
-                                   std::string_view right) {
+                                   std::string_view right, uint64_t count) {
   BinaryWriter w(merges_raw);
   w.Bytes(left);
   w.Bytes(right);
+  w.Varint(count);
 }
 
 absl::StatusOr<CheckpointWriter::Parts> CheckpointWriter::BuildParts(
@@ -222,13 +227,13 @@ absl::StatusOr<CheckpointWriter::Parts> CheckpointWriter::BuildParts(
 }
 
 absl::StatusOr<std::string> CheckpointWriter::Serialize(const Checkpoint& checkpoint) {
-  TM_ASSIGN_OR_RETURN(Parts parts, BuildParts(checkpoint, SerializeMerges(checkpoint.merges),
+  TM_ASSIGN_OR_RETURN(Parts parts, BuildParts(checkpoint, SerializeMerges(checkpoint),
                                               checkpoint.merges.size(), ""));
   return StrCat(parts.head, words_frame_, parts.tail);
 }
 
 absl::Status CheckpointWriter::Write(const Checkpoint& checkpoint, const std::string& path) {
-  return Write(checkpoint, SerializeMerges(checkpoint.merges), checkpoint.merges.size(), path);
+  return Write(checkpoint, SerializeMerges(checkpoint), checkpoint.merges.size(), path);
 }
 
 absl::Status CheckpointWriter::WriteTableFile(const std::string& path) {
@@ -465,10 +470,13 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_vi
   if (!mr.Varint(&n) || n != merge_count) return Corrupt(source, "the merge list is malformed");
   for (uint64_t i = 0; i < n; ++i) {
     std::string_view left, right;
-    if (!mr.Bytes(&left) || !mr.Bytes(&right) || left.empty() || right.empty()) {
+    uint64_t count = 0;
+    if (!mr.Bytes(&left) || !mr.Bytes(&right) || left.empty() || right.empty() ||
+        (version >= 3 && !mr.Varint(&count))) {
       return Corrupt(source, "the merge list is malformed");
     }
     checkpoint.merges.emplace_back(left, right);
+    if (version >= 3) checkpoint.merge_counts.push_back(count);
   }
   if (!mr.done()) return Corrupt(source, "the merge list is malformed");
   return checkpoint;

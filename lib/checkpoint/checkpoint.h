@@ -14,7 +14,9 @@
 //                                      name of its file with the CRC-32 of its frame)
 //   fixed32 CRC-32 of everything above
 //   words frame                       inline tables only. zstd (with its content checksum)
-//   merges frame                      zstd (with its content checksum): the merges so far
+//   merges frame                      zstd (with its content checksum): the merges so far, each
+//                                     as (left bytes, right bytes) and since version 3 its pair
+//                                     count when it was chosen (0: not known)
 //   fixed32 CRC-32 of the frame(s) above
 // CKPT.words layout:
 //   "TMWRDS\r\n"                      8 magic bytes
@@ -43,7 +45,7 @@
 
 namespace tokenmill {
 
-inline constexpr uint32_t kCheckpointFormatVersion = 2;
+inline constexpr uint32_t kCheckpointFormatVersion = 3;
 
 // One corpus file as it was when counted.
 struct CorpusFileStamp {
@@ -61,6 +63,10 @@ struct Checkpoint {
   uint64_t corpus_bytes = 0;
   WordCounts words;
   std::vector<std::pair<std::string, std::string>> merges;  // (left bytes, right bytes) in order
+  // The pair count of each merge when it was chosen, parallel to `merges` (0: not known, as in
+  // checkpoints of format version 1 and 2, where this is empty). Resuming checks them against
+  // the words and needs them only for merges of a token with itself (see bpe_trainer.h).
+  std::vector<uint64_t> merge_counts;
   bool finished = false;  // training had stopped by itself (target reached or no pairs left)
   int64_t created_unix_seconds = 0;
 
@@ -112,7 +118,8 @@ class CheckpointWriter {
   // is one copy of bytes, not of a string pair per merge.
   absl::Status Write(const Checkpoint& checkpoint, std::string_view merges_raw,
                      uint64_t merge_count, const std::string& path);
-  static void AppendMerge(std::string* merges_raw, std::string_view left, std::string_view right);
+  static void AppendMerge(std::string* merges_raw, std::string_view left, std::string_view right,
+                          uint64_t count);
 
  private:
   // The file is head + words frame (inline tables only) + tail (the merges frame and the body

@@ -13,7 +13,7 @@
 //    per merge. Counts are exact integer sums and the new pairs' word lists are assembled in
 //    batch order, so the output is the same for any number of threads.
 //  - A pair's word list is written once, in the merge that creates its newer token, as one
-//    block per merge (pair_table.h): no per-pair vectors, no appends.
+//    block per merge (pair_index.h): no per-pair vectors, no appends.
 //  - Initial pairs are dense over the alphabet (at most 256 x 256), so they are counted into
 //    per-thread arrays and their word lists built as one block by a two-pass scatter.
 #include "train/bpe_trainer.h"
@@ -35,9 +35,10 @@
 #include "oneapi/tbb/global_control.h"
 #include "oneapi/tbb/parallel_for.h"
 #include "oneapi/tbb/task_arena.h"
+#include "model/encoder.h"
 #include "train/merge_queue.h"
 #include "train/merge_deltas.h"
-#include "train/pair_table.h"
+#include "train/pair_index.h"
 #include "train/word_store.h"
 
 namespace tokenmill {
@@ -50,6 +51,8 @@ constexpr size_t kParallelMinWords = 4 * kBatchWords;
 // Words per chunk when counting the initial pairs, and the most chunks.
 constexpr size_t kInitialChunkWords = 4096;
 constexpr size_t kMaxInitialChunks = 64;
+// The most chunks of words when replaying a resumed run's merges by encoding.
+constexpr size_t kMaxReplayChunks = 1024;
 
 class Stopwatch {
  public:
@@ -114,10 +117,23 @@ class Trainer {
   absl::Status BuildAlphabet(std::span<const std::pair<std::string_view, uint64_t>> words);
   absl::Status BuildWords(std::span<const std::pair<std::string_view, uint64_t>> words);
   void CountInitialPairs();
-  // Resume: applies control_.resume_merges to every word directly (see ReplayMerges below)
-  // and records them in the model; then CountPairsOfWords builds the pair table and queue
-  // from the rewritten words, and MergeLoop reports the replayed merges before going on.
-  absl::Status ReplayMerges();
+  // Resume (see "Replaying merges on resume" below): ResolveResumeMerges records
+  // control_.resume_merges in the model; ReplayByEncoding then builds the words already
+  // rewritten by them, or, when it does not apply, BuildWords and ReplayWordByWord do it
+  // word by word; FinishReplay checks their counts. Then CountPairsOfWords builds the pair
+  // table and queue from the rewritten words, and MergeLoop reports the replayed merges
+  // before going on.
+  absl::Status ResolveResumeMerges();
+  // Both give each resumed merge's pair count at its step.
+  absl::StatusOr<bool> ReplayByEncoding(
+      std::span<const std::pair<std::string_view, uint64_t>> words, std::vector<uint64_t>* counts);
+  std::vector<uint64_t> ReplayWordByWord();
+  // The checkpoint's count of resumed merge i (0: not known).
+  uint64_t KnownResumeCount(size_t i) const;
+  absl::Status FinishReplay(std::vector<uint64_t> counts);
+  std::span<const Merge> ResumedMerges() const {
+    return {result_.model.merges.data() + first_resumed_, resumed_tokens_before_.size()};
+  }
   void CountPairsOfWords();
   // Reports the replayed merges to control_.after_merge; false when it asked to stop.
   bool ReportReplayed();
@@ -155,7 +171,7 @@ class Trainer {
   size_t alphabet_size_ = 0;
   TokenIndex token_index_;
   WordStore words_;
-  PairTable pairs_;
+  PairIndex pairs_;
   MergeQueue queue_;
   // Merge-loop state: the merge in progress, per-thread sums, per-batch risen words, and the
   // reduction's dense arrays by slot.
@@ -171,7 +187,10 @@ class Trainer {
   };
   std::vector<SlotState> slot_;
   std::vector<uint32_t> touched_;
-  // Resume state: how many merges were replayed, and why replay ended training (if it did).
+  // Resume state: where the resumed merges start in the model, the vocabulary size before
+  // each, how many merges were replayed, and why replay ended training (if it did).
+  size_t first_resumed_ = 0;
+  std::vector<size_t> resumed_tokens_before_;
   size_t replayed_ = 0;
   bool replay_stopped_ = false;
 };
@@ -364,6 +383,16 @@ absl::StatusOr<PairKey> Trainer::ResumePair(size_t i) const {
 // Each word is therefore rewritten on its own (in parallel), which costs far less than the
 // merge loop (no pair counts to maintain), and the pair counts are rebuilt once afterwards.
 //
+// By encoding (ReplayByEncoding, the usual way): when every resumed merge forms a new token and
+// no pair is listed twice, the trainer's rewriting of a word is exactly BPE of its bytes with
+// those merges as priorities (BPE applies the lowest merge first, leftmost first, and a merge
+// can only create pairs of later merges, so it visits the merges in order and replaces each
+// pair left to right), which the encoder does fast (model/encoder.h: a Chinese word is split
+// where no token can straddle and its parts are cached). Each merge's count is then derived
+// from the encoded words (see the weights below) instead of counted during the rewriting; the
+// checkpoint's counts are checked against it, and supply the count of a token merged with
+// itself, whose occurrences may overlap. Otherwise (ReplayWordByWord), word by word:
+//
 // Per word: each adjacent pair carries the rank of the next merge it will undergo (the first
 // occurrence in the merge list at or after the current step; normally a pair appears once in
 // the list, and a pair formed after its own step never merges again, unless the list repeats
@@ -464,18 +493,21 @@ uint32_t ReplayWord(TokenId* s, uint32_t n, uint64_t word_count, std::span<const
 
 }  // namespace
 
-absl::Status Trainer::ReplayMerges() {
+absl::Status Trainer::ResolveResumeMerges() {
   BpeModel& model = result_.model;
-  const size_t first_merge = model.merges.size();
+  first_resumed_ = model.merges.size();
   // Ids for the checkpoint's merges, in order, as the merge loop would assign them.
-  std::vector<size_t> tokens_before;
   for (size_t i = 0; i < control_.resume_merges.size() && tokens().size() < TargetTokens(); ++i) {
     TM_ASSIGN_OR_RETURN(PairKey p, ResumePair(i));
-    tokens_before.push_back(tokens().size());
+    resumed_tokens_before_.push_back(tokens().size());
     const TokenId a = PairLeft(p), b = PairRight(p);
     model.merges.push_back({a, b, TokenFor(a, b)});
   }
-  std::span<const Merge> merges(model.merges.data() + first_merge, tokens_before.size());
+  return absl::OkStatus();
+}
+
+std::vector<uint64_t> Trainer::ReplayWordByWord() {
+  std::span<const Merge> merges = ResumedMerges();
   const ReplayRanks ranks(merges, first_alphabet_id_ + alphabet_size_);
   struct Scratch {
     std::vector<uint32_t> rank;
@@ -500,6 +532,113 @@ absl::Status Trainer::ReplayMerges() {
   for (const Scratch& local : scratch) {
     for (size_t i = 0; i < counts.size(); ++i) counts[i] += local.counts[i];
   }
+  return counts;
+}
+
+uint64_t Trainer::KnownResumeCount(size_t i) const {
+  return i < control_.resume_counts.size() ? control_.resume_counts[i] : 0;
+}
+
+absl::StatusOr<bool> Trainer::ReplayByEncoding(
+    std::span<const std::pair<std::string_view, uint64_t>> words, std::vector<uint64_t>* counts) {
+  std::span<const Merge> merges = ResumedMerges();
+  const TokenId first_new = static_cast<TokenId>(tokens().size() - merges.size());
+  {
+    absl::flat_hash_set<PairKey> pairs;
+    pairs.reserve(merges.size());
+    for (size_t i = 0; i < merges.size(); ++i) {
+      const Merge& m = merges[i];
+      if (m.result != first_new + i || !pairs.insert(MakePairKey(m.left, m.right)).second) {
+        return false;  // a reused id or a repeated pair: BPE would not replay it exactly
+      }
+      if (m.left == m.right && KnownResumeCount(i) == 0) return false;  // its count is unknown
+    }
+  }
+  // The model of the resumed merges, for the encoder: specials become gaps (they are no part of
+  // any word) and bytes outside the alphabet get ids after all others (no word holds them).
+  BpeModel replay;
+  replay.tokens = tokens();
+  for (const SpecialToken& special : result_.model.specials) replay.tokens[special.id].clear();
+  bool in_alphabet[256] = {};
+  for (int b = 0; b < 256; ++b) in_alphabet[b] = false;
+  for (size_t k = 0; k < alphabet_size_; ++k) {
+    in_alphabet[static_cast<unsigned char>(tokens()[first_alphabet_id_ + k][0])] = true;
+  }
+  for (int b = 0; b < 256; ++b) {
+    if (!in_alphabet[b]) replay.tokens.emplace_back(1, static_cast<char>(b));
+  }
+  replay.merges.assign(merges.begin(), merges.end());
+  replay.priority = MergePriority::kMergeIndex;
+  const size_t vocab = replay.tokens.size();
+  TM_ASSIGN_OR_RETURN(std::unique_ptr<Encoder> encoder, Encoder::Create(std::move(replay)));
+
+  // Each chunk of words becomes WordStore records ([length][count low][count high][symbols]);
+  // each thread sums, per token, the counts of the words the token ends up in.
+  const size_t n = words.size();
+  const size_t chunks = std::clamp<size_t>((n + kInitialChunkWords - 1) / kInitialChunkWords, 1,
+                                           kMaxReplayChunks);
+  std::vector<std::vector<uint32_t>> records(chunks);
+  tbb::enumerable_thread_specific<std::vector<uint64_t>> thread_weight(
+      [&] { return std::vector<uint64_t>(vocab, 0); });
+  arena_.execute([&] {
+    tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+      std::vector<uint32_t>& out = records[c];
+      std::vector<uint64_t>& weight = thread_weight.local();
+      std::vector<TokenId> ids;
+      for (size_t i = n * c / chunks; i < n * (c + 1) / chunks; ++i) {
+        const auto& [word, count] = words[i];
+        if (word.size() < 2) continue;  // holds no pair (and is no word of the store)
+        ids.clear();
+        encoder->EncodePiece(word, ids);
+        for (TokenId t : ids) weight[t] += count;
+        if (ids.size() < 2) continue;
+        out.push_back(static_cast<uint32_t>(ids.size()));
+        out.push_back(static_cast<uint32_t>(count));
+        out.push_back(static_cast<uint32_t>(count >> 32));
+        out.insert(out.end(), ids.begin(), ids.end());
+      }
+    });
+  });
+  encoder.reset();
+  TM_ASSIGN_OR_RETURN(words_, WordStore::FromRecords(records));
+  std::vector<std::vector<uint32_t>>().swap(records);
+
+  // How often each merge was applied: every occurrence of a merge's token in the final words
+  // came from one application, and so did every occurrence of it that a later merge consumed.
+  // Going from the last merge back, a token's weight is complete before its merge is reached
+  // (only later merges consume it), and is then handed down to the two tokens it was made of.
+  std::vector<uint64_t> weight(vocab, 0);
+  for (const std::vector<uint64_t>& local : thread_weight) {
+    for (size_t t = 0; t < vocab; ++t) weight[t] += local[t];
+  }
+  counts->assign(merges.size(), 0);
+  for (size_t i = merges.size(); i-- > 0;) {
+    const Merge& m = merges[i];
+    const uint64_t applied = weight[m.result];
+    weight[m.left] += applied;
+    weight[m.right] += applied;
+    if (applied == 0) return ResumeMismatch(i);
+    // A pair of two different tokens never overlaps itself: its count is how often it was
+    // replaced. (t, t) counts every position of a run of t (a run of 3 holds 2 pairs, and is
+    // replaced once): between applied and 2 x applied, and taken from the checkpoint.
+    const uint64_t known = KnownResumeCount(i);
+    const uint64_t count = m.left != m.right ? applied : known;
+    if ((known != 0 && m.left != m.right && known != applied) ||
+        (m.left == m.right && (known < applied || known > 2 * applied))) {
+      return absl::FailedPreconditionError(StrCat(
+          "cannot resume: the checkpoint gives merge ", i + 1, " ('",
+          BytesToByteLevel(control_.resume_merges[i].first), "' + '",
+          BytesToByteLevel(control_.resume_merges[i].second), "') a count of ", known,
+          ", which these word counts do not give (", applied,
+          " replacements); the checkpoint belongs to another corpus or other options"));
+    }
+    (*counts)[i] = count;
+  }
+  return true;
+}
+
+absl::Status Trainer::FinishReplay(std::vector<uint64_t> counts) {
+  BpeModel& model = result_.model;
   for (size_t i = 0; i < counts.size(); ++i) {
     if (counts[i] == 0) return ResumeMismatch(i);
     if (counts[i] < options_.min_frequency) {
@@ -507,8 +646,8 @@ absl::Status Trainer::ReplayMerges() {
       result_.stop_reason = StrCat("the best pair occurs ", counts[i],
                                    " times, below --min-frequency ", options_.min_frequency, "; ",
                                    VocabShortfall());
-      model.merges.resize(first_merge + i);
-      model.tokens.resize(tokens_before[i]);
+      model.merges.resize(first_resumed_ + i);
+      model.tokens.resize(resumed_tokens_before_[i]);
       counts.resize(i);
       replay_stopped_ = true;
       break;
@@ -848,6 +987,9 @@ absl::StatusOr<TrainResult> Trainer::Run() {
   Stopwatch clock;
   auto lap = [&](const char* phase) { result_.phase_seconds.emplace_back(phase, clock.Lap()); };
   if (options_.special_tokens_at == SpecialTokensAt::kStart) AddSpecialTokens();
+  const bool resuming = !control_.resume_merges.empty();
+  bool replayed = false;  // the words were built with the resumed merges applied
+  std::vector<uint64_t> replay_counts;
   {
     // The words in the table's own order: nothing downstream depends on word order (counts
     // are exact sums, word lists are sets, ties go by bytes or ids), so no sort is needed.
@@ -855,18 +997,24 @@ absl::StatusOr<TrainResult> Trainer::Run() {
     words.reserve(counts_.unique_words());
     counts_.ForEach([&](std::string_view word, uint64_t count) { words.emplace_back(word, count); });
     TM_RETURN_IF_ERROR(BuildAlphabet(words));
-    TM_RETURN_IF_ERROR(BuildWords(words));
+    if (resuming) {
+      TM_RETURN_IF_ERROR(ResolveResumeMerges());
+      lap("words");
+      TM_ASSIGN_OR_RETURN(replayed, ReplayByEncoding(words, &replay_counts));
+    }
+    if (!replayed) TM_RETURN_IF_ERROR(BuildWords(words));
   }
   if (owned_ != nullptr) {  // the words live on in words_
     if (control_.before_counts_freed) control_.before_counts_freed();
     *owned_ = WordCounts();
   }
-  lap("words");
-  if (control_.resume_merges.empty()) {
+  if (!resuming) {
+    lap("words");
     CountInitialPairs();
     lap("initial pairs");
   } else {
-    TM_RETURN_IF_ERROR(ReplayMerges());
+    if (!replayed) replay_counts = ReplayWordByWord();
+    TM_RETURN_IF_ERROR(FinishReplay(std::move(replay_counts)));
     lap("replay");
     CountPairsOfWords();
     lap("pairs");

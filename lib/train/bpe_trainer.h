@@ -64,11 +64,16 @@ struct TrainControl {
   // Merges learned by an earlier run on the same counts with the same result-changing options,
   // in order, as (left bytes, right bytes). They are replayed (not re-searched) before training
   // continues, so that the final model is identical to one uninterrupted run: each word is
-  // rewritten on its own by the merges that reach it, in parallel, and the pair counts are
-  // then rebuilt once (far cheaper than the merge loop). Replay stops, like training, at
+  // rewritten on its own by the merges that reach it (BPE-encoded with them), in parallel, and
+  // the pair counts are then rebuilt once (far cheaper than the merge loop). Replay stops, like training, at
   // vocab_size or min_frequency; a merge that does not occur in the counts makes TrainBpe
   // fail. The replayed merges are reported to after_merge (replayed = true) after the replay.
   std::vector<std::pair<std::string, std::string>> resume_merges;
+  // The pair count of each resume merge when it was chosen, as the earlier run reported it
+  // (0 or absent: not known). Replay computes the count of a merge of two different tokens
+  // itself and checks it against this; that of a token with itself (whose occurrences may
+  // overlap) it takes from here, and replays word by word, more slowly, when it is not known.
+  std::vector<uint64_t> resume_counts;
   // Called after each merge (replayed ones included). Returning false stops training at once;
   // the result then holds the merges so far and `interrupted` is set.
   std::function<bool(const MergeEvent&)> after_merge;

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "train/pair_table.h"
+#include "train/pair_index.h"
 #include "train/word_store.h"
 
 namespace tokenmill {

@@ -22,14 +22,14 @@ void MergeQueue::Push(uint64_t count, PairKey key) {
                  [this](const Entry& x, const Entry& y) { return After(x, y); });
 }
 
-void MergeQueue::Fill(const PairTable& pairs) {
+void MergeQueue::Fill(const PairIndex& pairs) {
   heap_.clear();
   pairs.ForEach([&](PairKey key, uint64_t count) { heap_.push_back({count, key}); });
   std::make_heap(heap_.begin(), heap_.end(),
                  [this](const Entry& x, const Entry& y) { return After(x, y); });
 }
 
-bool MergeQueue::PopBest(const PairTable& pairs, PairKey* best) {
+bool MergeQueue::PopBest(const PairIndex& pairs, PairKey* best) {
   auto after = [this](const Entry& x, const Entry& y) { return After(x, y); };
   while (!heap_.empty()) {
     std::pop_heap(heap_.begin(), heap_.end(), after);

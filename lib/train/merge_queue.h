@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "train/pair_table.h"
+#include "train/pair_index.h"
 
 namespace tokenmill {
 
@@ -33,10 +33,10 @@ class MergeQueue {
 
   void Push(uint64_t count, PairKey key);
   // Builds the heap from the current counts of all pairs in `pairs` (initial fill).
-  void Fill(const PairTable& pairs);
+  void Fill(const PairIndex& pairs);
   // Sets *best to the pair with the highest current count (by the order above) and removes it
   // from the queue; false when no pair has a non-zero count.
-  bool PopBest(const PairTable& pairs, PairKey* best);
+  bool PopBest(const PairIndex& pairs, PairKey* best);
   size_t size() const { return heap_.size(); }
 
  private:

@@ -1,5 +1,6 @@
 #include "train/word_store.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "common/strings.h"
@@ -31,6 +32,24 @@ absl::StatusOr<WordStore> WordStore::Build(
     store.data_[at + 2] = static_cast<uint32_t>(count >> 32);
     at += kHeader;
     for (unsigned char c : word) store.data_[at++] = byte_id[c];
+  }
+  return store;
+}
+
+absl::StatusOr<WordStore> WordStore::FromRecords(std::span<const std::vector<uint32_t>> parts) {
+  size_t total = 0;
+  for (const std::vector<uint32_t>& part : parts) total += part.size();
+  if (total >= std::numeric_limits<uint32_t>::max()) {
+    return absl::ResourceExhaustedError(
+        StrCat("the words hold ", total, " symbols; training supports fewer than 2^32"));
+  }
+  WordStore store;
+  store.data_ = HugeArray<uint32_t>(total);
+  uint32_t at = 0;
+  for (const std::vector<uint32_t>& part : parts) {
+    std::copy(part.begin(), part.end(), store.data_.data() + at);
+    for (size_t r = 0; r < part.size(); r += kHeader + part[r]) store.refs_.push_back(at + r);
+    at += static_cast<uint32_t>(part.size());
   }
   return store;
 }

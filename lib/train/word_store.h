@@ -35,6 +35,11 @@ class WordStore {
   static absl::StatusOr<WordStore> Build(
       std::span<const std::pair<std::string_view, uint64_t>> words, const TokenId (&byte_id)[256]);
 
+  // Words already as symbols: `parts` hold records laid out as in the store (see the contract),
+  // each of at least two symbols; the words keep the order of the parts and of the records in
+  // each. Fails if they do not fit 2^32 array entries.
+  static absl::StatusOr<WordStore> FromRecords(std::span<const std::vector<uint32_t>> parts);
+
   // Every word, in the order given to Build.
   std::span<const WordRef> refs() const { return refs_; }
   uint64_t count(WordRef w) const {

@@ -1,17 +1,17 @@
-#include "train/pair_table.h"
+#include "train/pair_index.h"
 
 #include <algorithm>
 #include <cassert>
 
 namespace tokenmill {
 
-void PairTable::Release(const Pair& pair) {
+void PairIndex::Release(const Pair& pair) {
   if (pair.num_words == 0) return;
   Block& block = blocks_[pair.block];
   if (--block.live_pairs == 0) retired_.push_back(std::move(block.words));
 }
 
-uint64_t PairTable::AddCount(PairKey key, int64_t delta) {
+uint64_t PairIndex::AddCount(PairKey key, int64_t delta) {
   auto [it, inserted] = pairs_.try_emplace(key);
   Pair& pair = it->second;
   assert(delta >= 0 || pair.count >= static_cast<uint64_t>(-delta));
@@ -25,7 +25,7 @@ uint64_t PairTable::AddCount(PairKey key, int64_t delta) {
   return count;
 }
 
-void PairTable::AddWordBlock(HugeArray<WordRef> words, std::span<const PairKey> keys,
+void PairIndex::AddWordBlock(HugeArray<WordRef> words, std::span<const PairKey> keys,
                              std::span<const uint64_t> offsets) {
   retired_.clear();
   const uint32_t block = static_cast<uint32_t>(blocks_.size());
@@ -49,7 +49,7 @@ void PairTable::AddWordBlock(HugeArray<WordRef> words, std::span<const PairKey> 
   blocks_.push_back({live > 0 ? std::move(words) : HugeArray<WordRef>(), live});
 }
 
-void PairTable::Build(HugeArray<WordRef> words, std::span<const PairKey> keys,
+void PairIndex::Build(HugeArray<WordRef> words, std::span<const PairKey> keys,
                       std::span<const uint64_t> counts, std::span<const uint64_t> offsets) {
   assert(pairs_.empty() && blocks_.empty());
   pairs_.reserve(keys.size());
@@ -67,7 +67,7 @@ void PairTable::Build(HugeArray<WordRef> words, std::span<const PairKey> keys,
   blocks_.push_back({live > 0 ? std::move(words) : HugeArray<WordRef>(), live});
 }
 
-std::span<const WordRef> PairTable::TakeWords(PairKey key) {
+std::span<const WordRef> PairIndex::TakeWords(PairKey key) {
   retired_.clear();
   auto it = pairs_.find(key);
   if (it == pairs_.end()) return {};

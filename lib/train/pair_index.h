@@ -1,4 +1,4 @@
-// PairTable: every pair of adjacent tokens that training may still merge, with its count and
+// PairIndex: every pair of adjacent tokens that training may still merge, with its count and
 // the words it occurs in.
 //
 // Contract:
@@ -36,7 +36,7 @@ inline PairKey MakePairKey(TokenId left, TokenId right) {
 inline TokenId PairLeft(PairKey key) { return static_cast<TokenId>(key >> 32); }
 inline TokenId PairRight(PairKey key) { return static_cast<TokenId>(key); }
 
-class PairTable {
+class PairIndex {
  public:
   size_t size() const { return pairs_.size(); }
   uint64_t count(PairKey key) const {
