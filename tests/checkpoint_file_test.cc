@@ -247,6 +247,29 @@ TEST(CheckpointFile, AMissingDamagedOrForeignTableFileIsAClearError) {
 }
 
 // Format version 1 (one file, no table location in the header) is still read.
+// The table read as a flat list (what a resumed run reads) holds the same words and counts.
+TEST(CheckpointFile, ReadsTheWordTableAsAListToo) {
+  Checkpoint c = SampleCheckpoint();
+  std::string data = Serialize(c);
+  auto as_list = ParseCheckpoint(data, "mem", nullptr, WordTableAs::kList);
+  ASSERT_TRUE(as_list.ok()) << as_list.status();
+  EXPECT_EQ(as_list->words.unique_words(), 0u);
+  EXPECT_EQ(as_list->word_list.entries.size(), c.words.unique_words());
+  EXPECT_EQ(as_list->word_list.total_words, c.words.total_words());
+  EXPECT_EQ(as_list->unique_words, c.words.unique_words());
+  EXPECT_EQ(as_list->total_words, c.words.total_words());
+  WordCounts rebuilt;
+  for (const auto& [word, count] : as_list->word_list.entries) rebuilt.Add(word, count);
+  EXPECT_EQ(rebuilt, c.words);
+  EXPECT_EQ(as_list->merges, c.merges);
+  // A copy shares the bytes its views point into.
+  Checkpoint copy = *as_list;
+  as_list = absl::StatusOr<Checkpoint>();
+  WordCounts from_copy;
+  for (const auto& [word, count] : copy.word_list.entries) from_copy.Add(word, count);
+  EXPECT_EQ(from_copy, c.words);
+}
+
 // A checkpoint in format version 2 (no merge counts), written by tokenmill at 51a2fb5:
 // `tokenmill train --vocab-size 400 --output t.json --checkpoint v2.ckpt c.txt`, where c.txt is
 // the first 20,000 bytes of tests/data/sample.txt and the line

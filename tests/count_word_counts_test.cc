@@ -1,5 +1,6 @@
 // WordCounts (packed short words, arena-backed long words, hash partitions) and the counting
 // cache in front of it, against a std::map reference on random words of every length class.
+#include <algorithm>
 #include <map>
 #include <random>
 #include <string>
@@ -38,7 +39,23 @@ TEST(WordCounts, MatchesAMapThroughAddCacheAndMerge) {
   merged.MergeFrom(merged_parts[0]);                 // copy
   merged.MergeFrom(std::move(merged_parts[1]));      // move, parallel by partition
   merged.MergeFrom(std::move(merged_parts[2]));
-  for (const WordCounts* counts : {&direct, &cached, &merged}) {
+  // AddAll: the reference's words, each split into two entries where it can be (repeats add),
+  // into a table that holds some words already.
+  WordCounts bulk;
+  std::vector<std::pair<std::string_view, uint64_t>> entries;
+  for (const auto& [word, count] : reference) {
+    if (word.size() % 5 == 0) {
+      bulk.Add(word, count);
+    } else if (count > 1) {
+      entries.emplace_back(word, 1);
+      entries.emplace_back(word, count - 1);
+    } else {
+      entries.emplace_back(word, count);
+    }
+  }
+  std::shuffle(entries.begin(), entries.end(), rng);
+  bulk.AddAll(entries);
+  for (const WordCounts* counts : {&direct, &cached, &merged, &bulk}) {
     EXPECT_EQ(counts->unique_words(), reference.size());
     auto sorted = counts->Sorted();
     ASSERT_EQ(sorted.size(), reference.size());
@@ -55,6 +72,7 @@ TEST(WordCounts, MatchesAMapThroughAddCacheAndMerge) {
   }
   EXPECT_TRUE(direct == cached);
   EXPECT_TRUE(direct == merged);
+  EXPECT_TRUE(direct == bulk);
   WordCounts copy = direct;
   EXPECT_TRUE(copy == direct);
   copy.Add("one more word");

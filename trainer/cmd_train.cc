@@ -176,7 +176,8 @@ int RunTrain(int argc, char** argv) {
   // harmless flags and --vocab-size) and its word counts too: the corpus is not read again.
   std::optional<Checkpoint> resumed;
   if (!options.checkpoint.resume.empty()) {
-    absl::StatusOr<Checkpoint> checkpoint = ReadCheckpoint(options.checkpoint.resume);
+    absl::StatusOr<Checkpoint> checkpoint =
+        ReadCheckpoint(options.checkpoint.resume, WordTableAs::kList);
     if (!checkpoint.ok()) {
       PrintError("train", checkpoint.status());
       return kExitFailure;
@@ -260,15 +261,16 @@ int RunTrain(int argc, char** argv) {
   auto start = std::chrono::steady_clock::now();
   Checkpoint base;
   CorpusCounts counts;
+  WordList resumed_words;  // a resumed run's words (counts.words stays empty)
   if (resumed) {
     base = *std::move(resumed);
-    counts.words = std::move(base.words);  // base.words is left empty
+    resumed_words = std::move(base.word_list);  // base.word_list is left empty
     counts.documents = base.documents;
     counts.bytes = base.corpus_bytes;
     if (!options.quiet) {
       std::fprintf(stderr, "resuming from %s: %zu merges done, %zu unique words\n",
                    options.checkpoint.resume.c_str(), base.merges.size(),
-                   counts.words.unique_words());
+                   resumed_words.entries.size());
     }
   } else {
     absl::StatusOr<std::vector<CorpusFileStamp>> stamps = StampCorpus(options.corpus);
@@ -286,7 +288,9 @@ int RunTrain(int argc, char** argv) {
     base.documents = counts.documents;
     base.corpus_bytes = counts.bytes;
   }
-  if (counts.words.unique_words() == 0) {
+  const size_t unique_words =
+      resumed ? resumed_words.entries.size() : counts.words.unique_words();
+  if (unique_words == 0) {
     PrintError("train", "the corpus is empty: no text to train on");
     return kExitFailure;
   }
@@ -298,9 +302,9 @@ int RunTrain(int argc, char** argv) {
   control.resume_merges = base.merges;
   control.resume_counts = base.merge_counts;
   // The checkpoint's word table is the one being trained on (base.words stays empty; the
-  // writer reads the table through `words`).
+  // writer reads the table through `words`, or adopts the resumed checkpoint's).
   TrainingCheckpointer checkpointer(checkpoint_path, options.checkpoint, std::move(base),
-                                    options.corpus.threads, &counts.words);
+                                    options.corpus.threads, resumed ? nullptr : &counts.words);
   auto counted_at = std::chrono::steady_clock::now();
   if (int sig = InterruptGuard::signal_number(); sig != 0) {
     if (absl::Status s = checkpointer.WriteNow(false); !s.ok()) {
@@ -321,9 +325,9 @@ int RunTrain(int argc, char** argv) {
   // The trainer takes the counts over and frees them once it holds the words its own way; the
   // checkpointer has compressed them by then.
   control.before_counts_freed = [&checkpointer] { checkpointer.ReleaseWordTable(); };
-  const size_t unique_words = counts.words.unique_words();
   absl::StatusOr<TrainResult> result =
-      TrainBpe(std::move(counts.words), options.trainer, control);
+      resumed ? TrainBpe(std::move(resumed_words), options.trainer, control)
+              : TrainBpe(std::move(counts.words), options.trainer, control);
   progress.Finish();
   if (!result.ok()) {
     PrintError("train", result.status());

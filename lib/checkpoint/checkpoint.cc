@@ -340,7 +340,8 @@ absl::StatusOr<std::string_view> TableFrame(std::string_view data, std::string_v
 }
 
 absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_view source,
-                                           const TableFileReader& read_table_file) {
+                                           const TableFileReader& read_table_file,
+                                           WordTableAs as) {
   if (!data.starts_with(kMagic)) {
     if (data.starts_with("\x28\xb5\x2f\xfd")) {
       return Corrupt(source, "it is a plain zstd file, not a checkpoint");
@@ -452,18 +453,31 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_vi
   if (Fnv1a64(words) != checkpoint.word_table_hash) {
     return Corrupt(source, "the word table does not match its hash");
   }
-  BinaryReader wr(words);
-  if (!wr.Varint(&n) || n != unique_words) return Corrupt(source, "the word table is malformed");
-  for (uint64_t i = 0; i < n; ++i) {
-    std::string_view word;
-    uint64_t count;
-    if (!wr.Bytes(&word) || !wr.Varint(&count)) return Corrupt(source, "the word table is malformed");
-    checkpoint.words.Add(word, count);
-  }
-  if (!wr.done() || checkpoint.words.total_words() != total_words ||
-      checkpoint.words.unique_words() != unique_words) {
+  // The bytes stay where the list's views point (the string behind the pointer never moves).
+  auto table = std::make_shared<const std::string>(std::move(words));
+  BinaryReader wr(*table);
+  if (!wr.Varint(&n) || n != unique_words || n > table->size()) {
     return Corrupt(source, "the word table is malformed");
   }
+  std::vector<std::pair<std::string_view, uint64_t>> entries(n);
+  uint64_t total = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    if (!wr.Bytes(&entries[i].first) || !wr.Varint(&entries[i].second)) {
+      return Corrupt(source, "the word table is malformed");
+    }
+    total += entries[i].second;
+  }
+  if (!wr.done() || total != total_words) return Corrupt(source, "the word table is malformed");
+  if (as == WordTableAs::kList) {
+    checkpoint.word_list = {std::move(table), std::move(entries), total};
+  } else {
+    checkpoint.words.AddAll(entries);
+    if (checkpoint.words.unique_words() != unique_words) {
+      return Corrupt(source, "the word table is malformed");  // a word listed twice
+    }
+  }
+  checkpoint.unique_words = unique_words;
+  checkpoint.total_words = total_words;
 
   TM_ASSIGN_OR_RETURN(std::string merges, Decompress(merges_frame, source, "merges"));
   BinaryReader mr(merges);
@@ -482,7 +496,7 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_vi
   return checkpoint;
 }
 
-absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path) {
+absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path, WordTableAs as) {
   TM_ASSIGN_OR_RETURN(std::string data, ReadFile(path));
   std::filesystem::path folder = std::filesystem::path(path).parent_path();
   std::string table_path;
@@ -490,7 +504,7 @@ absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path) {
                       ParseCheckpoint(data, path, [&](const std::string& name) {
                         table_path = (folder / name).string();
                         return ReadFile(table_path);
-                      }));
+                      }, as));
   checkpoint.words_file = table_path;
   return checkpoint;
 }

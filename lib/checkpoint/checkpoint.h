@@ -61,7 +61,9 @@ struct Checkpoint {
   std::vector<CorpusFileStamp> corpus_files;
   uint64_t documents = 0;
   uint64_t corpus_bytes = 0;
-  WordCounts words;
+  WordCounts words;        // the word table (empty when read as a list)
+  WordList word_list;      // the word table, when read with WordTableAs::kList
+  uint64_t unique_words = 0, total_words = 0;  // the table's totals (filled in when read)
   std::vector<std::pair<std::string, std::string>> merges;  // (left bytes, right bytes) in order
   // The pair count of each merge when it was chosen, parallel to `merges` (0: not known, as in
   // checkpoints of format version 1 and 2, where this is empty). Resuming checks them against
@@ -150,11 +152,16 @@ class CheckpointWriter {
 // Parses checkpoint bytes; `source` names them in error messages. A table kept in a file of
 // its own is read with `read_table_file(name)` (name as stored in the header); without one,
 // such a checkpoint is an error.
+// `as`: read the word table into Checkpoint::words (a WordCounts), or into word_list (no
+// hashing: about four times faster on poetry's 3.35 M words, for a run that only resumes).
 using TableFileReader = std::function<absl::StatusOr<std::string>(const std::string& name)>;
+enum class WordTableAs { kCounts, kList };
 absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_view source,
-                                           const TableFileReader& read_table_file = nullptr);
+                                           const TableFileReader& read_table_file = nullptr,
+                                           WordTableAs as = WordTableAs::kCounts);
 // Reads the checkpoint at `path` and its table file (in the same folder).
-absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path);
+absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path,
+                                          WordTableAs as = WordTableAs::kCounts);
 
 // True when `data` starts with the checkpoint magic bytes.
 bool LooksLikeCheckpoint(std::string_view data);

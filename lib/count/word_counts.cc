@@ -7,6 +7,7 @@
 
 #include "absl/hash/hash.h"
 #include "common/strings.h"
+#include "oneapi/tbb/blocked_range.h"
 #include "oneapi/tbb/parallel_for.h"
 #include "oneapi/tbb/parallel_sort.h"
 
@@ -75,6 +76,45 @@ void WordCounts::Add(std::string_view word, uint64_t count) {
   }
   size_t hash = HashWord(word);
   partitions_[PartitionOf(hash)].Add(Key{word.data(), word.size(), hash}, count);
+}
+
+void WordCounts::AddAll(std::span<const std::pair<std::string_view, uint64_t>> words) {
+  const size_t n = words.size();
+  // Each word's hash (of its packed key when short), then the words grouped by partition with
+  // a counting sort, then each partition filled on its own.
+  std::vector<size_t> hash(n);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 4096), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t i = r.begin(); i < r.end(); ++i) {
+      std::string_view word = words[i].first;
+      hash[i] = word.size() <= kMaxShortWord ? HashShort(PackShort(word)) : HashWord(word);
+    }
+  });
+  std::vector<size_t> start(kPartitions + 1, 0);
+  for (size_t i = 0; i < n; ++i) ++start[PartitionOf(hash[i]) + 1];
+  for (size_t p = 0; p < kPartitions; ++p) start[p + 1] += start[p];
+  std::vector<size_t> order(n);
+  {
+    std::vector<size_t> next(start.begin(), start.end() - 1);
+    for (size_t i = 0; i < n; ++i) order[next[PartitionOf(hash[i])]++] = i;
+  }
+  tbb::parallel_for(size_t{0}, kPartitions, [&](size_t p) {
+    Partition& part = partitions_[p];
+    size_t short_words = 0;
+    for (size_t k = start[p]; k < start[p + 1]; ++k) {
+      short_words += words[order[k]].first.size() <= kMaxShortWord;
+    }
+    part.short_words.reserve(part.short_words.size() + short_words);
+    part.map.reserve(part.map.size() + (start[p + 1] - start[p] - short_words));
+    for (size_t k = start[p]; k < start[p + 1]; ++k) {
+      const auto& [word, count] = words[order[k]];
+      if (word.size() <= kMaxShortWord) {
+        part.short_words[PackShort(word)] += count;
+      } else {
+        part.Add(Key{word.data(), word.size(), hash[order[k]]}, count);
+      }
+    }
+  });
+  for (const auto& entry : words) total_ += entry.second;
 }
 
 void WordCounts::MergeFrom(const WordCounts& other) {

@@ -19,6 +19,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,6 +30,15 @@
 #include "count/word_arena.h"
 
 namespace tokenmill {
+
+// Distinct words with their counts as a flat list, as a stored table is read back: `entries`
+// view the bytes `bytes` points to (which never move). Building it costs no hashing, so it is
+// what a resumed training run, which needs no lookups, reads a checkpoint into.
+struct WordList {
+  std::shared_ptr<const std::string> bytes;  // shared by copies (the views stay valid)
+  std::vector<std::pair<std::string_view, uint64_t>> entries;
+  uint64_t total_words = 0;
+};
 
 class WordCounts {
  public:
@@ -39,6 +50,9 @@ class WordCounts {
   WordCounts& operator=(WordCounts&& other) noexcept;
 
   void Add(std::string_view word, uint64_t count = 1);
+  // Add() of every (word, count), the partitions filled in parallel (oneTBB): for reading a
+  // stored table back, where one thread inserting millions of words was the slow part.
+  void AddAll(std::span<const std::pair<std::string_view, uint64_t>> words);
   void MergeFrom(const WordCounts& other);
   void MergeFrom(WordCounts&& other);
 

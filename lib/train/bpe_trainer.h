@@ -95,5 +95,9 @@ absl::StatusOr<TrainResult> TrainBpe(const WordCounts& counts, const TrainerOpti
 // and when training fails before that point, `counts` is left as it was.
 absl::StatusOr<TrainResult> TrainBpe(WordCounts&& counts, const TrainerOptions& options,
                                      const TrainControl& control = {});
+// The same from a flat list of distinct words (e.g. a checkpoint's table), freed like `counts`
+// above (control.before_counts_freed is called first).
+absl::StatusOr<TrainResult> TrainBpe(WordList&& words, const TrainerOptions& options,
+                                     const TrainControl& control = {});
 
 }  // namespace tokenmill

@@ -22,11 +22,31 @@ void MergeQueue::Push(uint64_t count, PairKey key) {
                  [this](const Entry& x, const Entry& y) { return After(x, y); });
 }
 
-void MergeQueue::Fill(const PairIndex& pairs) {
+void MergeQueue::Fill(std::span<const PairKey> keys, std::span<const uint64_t> counts) {
   heap_.clear();
-  pairs.ForEach([&](PairKey key, uint64_t count) { heap_.push_back({count, key}); });
-  std::make_heap(heap_.begin(), heap_.end(),
-                 [this](const Entry& x, const Entry& y) { return After(x, y); });
+  heap_.reserve(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) heap_.push_back({counts[i], keys[i]});
+  if (id_ties_) {
+    std::make_heap(heap_.begin(), heap_.end(),
+                   [this](const Entry& x, const Entry& y) { return After(x, y); });
+    return;
+  }
+  // Millions of pairs share a few small counts, so most comparisons are ties: compare the
+  // tokens' ranks in byte order (the same order as comparing their bytes, without touching
+  // the strings).
+  std::vector<TokenId> by_bytes(tokens_.size());
+  for (TokenId id = 0; id < by_bytes.size(); ++id) by_bytes[id] = id;
+  std::sort(by_bytes.begin(), by_bytes.end(),
+            [this](TokenId a, TokenId b) { return tokens_[a] < tokens_[b]; });
+  std::vector<uint32_t> rank(tokens_.size());
+  for (uint32_t r = 0; r < by_bytes.size(); ++r) rank[by_bytes[r]] = r;
+  auto tie_key = [&rank](PairKey key) {
+    return uint64_t{rank[PairLeft(key)]} << 32 | rank[PairRight(key)];
+  };
+  std::make_heap(heap_.begin(), heap_.end(), [&](const Entry& x, const Entry& y) {
+    if (x.count != y.count) return x.count < y.count;
+    return tie_key(x.key) > tie_key(y.key);
+  });
 }
 
 bool MergeQueue::PopBest(const PairIndex& pairs, PairKey* best) {

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -32,8 +33,9 @@ class MergeQueue {
       : tokens_(tokens), id_ties_(id_ties) {}
 
   void Push(uint64_t count, PairKey key);
-  // Builds the heap from the current counts of all pairs in `pairs` (initial fill).
-  void Fill(const PairIndex& pairs);
+  // Builds the heap from all pairs with their counts (initial fill): pair keys[i] has count
+  // counts[i]. Needs no PairIndex, so it may run while the index is built.
+  void Fill(std::span<const PairKey> keys, std::span<const uint64_t> counts);
   // Sets *best to the pair with the highest current count (by the order above) and removes it
   // from the queue; false when no pair has a non-zero count.
   bool PopBest(const PairIndex& pairs, PairKey* best);
