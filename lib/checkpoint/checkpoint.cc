@@ -449,7 +449,15 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_vi
   }
 
   TM_ASSIGN_OR_RETURN(std::string words, Decompress(words_frame, source, "word table"));
-  checkpoint.words_frame = std::string(words_frame);
+  if (inline_table) {
+    checkpoint.words_frame = std::string(words_frame);
+  } else {  // the frame, in place in the table file's bytes (no second copy of tens of MB)
+    const size_t at = static_cast<size_t>(words_frame.data() - table_data.data());
+    const size_t size = words_frame.size();
+    table_data.erase(0, at);
+    table_data.resize(size);
+    checkpoint.words_frame = std::move(table_data);
+  }
   if (Fnv1a64(words) != checkpoint.word_table_hash) {
     return Corrupt(source, "the word table does not match its hash");
   }

@@ -6,13 +6,11 @@
 namespace tokenmill {
 namespace {
 
-// The scan, shared by EncodeByScan and Trace. `ids` and `merges` have room for piece.size()
-// entries; returns the number of parts left in ids[0..].
+// The scan from the parts ids[0..n), shared by EncodeByScan, Trace and MergeParts. `merges`
+// has room for n entries; returns the number of parts left in ids[0..].
 template <typename OnMerge>
-size_t ScanMerge(std::string_view piece, const PairTable& pairs, const TokenId* byte_token,
-                 TokenId* ids, PairMerge* merges, OnMerge on_merge) {
-  size_t n = piece.size();
-  for (size_t i = 0; i < n; ++i) ids[i] = byte_token[static_cast<unsigned char>(piece[i])];
+size_t ScanMergeParts(const PairTable& pairs, TokenId* ids, size_t n, PairMerge* merges,
+                      OnMerge on_merge) {
   for (size_t i = 0; i + 1 < n; ++i) merges[i] = pairs.Find(ids[i], ids[i + 1]);
   while (n > 1) {
     uint32_t best = PairTable::kNone;
@@ -35,6 +33,16 @@ size_t ScanMerge(std::string_view piece, const PairTable& pairs, const TokenId* 
   return n;
 }
 
+// The scan from the piece's bytes. `ids` and `merges` have room for piece.size() entries.
+template <typename OnMerge>
+size_t ScanMerge(std::string_view piece, const PairTable& pairs, const TokenId* byte_token,
+                 TokenId* ids, PairMerge* merges, OnMerge on_merge) {
+  for (size_t i = 0; i < piece.size(); ++i) {
+    ids[i] = byte_token[static_cast<unsigned char>(piece[i])];
+  }
+  return ScanMergeParts(pairs, ids, piece.size(), merges, on_merge);
+}
+
 }  // namespace
 
 void PieceBpe::EncodeByScan(std::string_view piece, std::vector<TokenId>& out) const {
@@ -51,6 +59,16 @@ void PieceBpe::EncodeByScan(std::string_view piece, std::vector<TokenId>& out) c
   size_t n = ScanMerge(piece, *pairs_, byte_token_, ids.data(), merges.data(),
                        [](const MergeStep&) {});
   out.insert(out.end(), ids.begin(), ids.begin() + n);
+}
+
+size_t PieceBpe::MergeParts(TokenId* ids, size_t n) const {
+  constexpr size_t kStack = 256;
+  if (n <= kStack) {
+    PairMerge merges[kStack];
+    return ScanMergeParts(*pairs_, ids, n, merges, [](const MergeStep&) {});
+  }
+  std::vector<PairMerge> merges(n);
+  return ScanMergeParts(*pairs_, ids, n, merges.data(), [](const MergeStep&) {});
 }
 
 std::vector<MergeStep> PieceBpe::Trace(std::string_view piece, std::vector<TokenId>& out) const {

@@ -48,6 +48,11 @@ class PieceBpe {
   void EncodeByScan(std::string_view piece, std::vector<TokenId>& out) const;
   void EncodeByHeap(std::string_view piece, std::vector<TokenId>& out) const;
 
+  // BPE from the parts ids[0..n) instead of from single bytes (the scan): merges them in place
+  // and returns how many parts are left. Used where the parts are known to be what BPE reaches
+  // first (e.g. each character's own encoding, where no merge can straddle characters earlier).
+  size_t MergeParts(TokenId* ids, size_t n) const;
+
   // Like EncodeByScan, also returning each merge in the order applied.
   std::vector<MergeStep> Trace(std::string_view piece, std::vector<TokenId>& out) const;
 

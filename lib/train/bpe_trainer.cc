@@ -449,6 +449,78 @@ class ReplayRanks {
   std::vector<uint32_t> next_;
 };
 
+// BPE of a word of 3-byte characters (Chinese...) from each character's own BPE, instead of
+// from its bytes: a third as many parts, and none of the merges that form the characters.
+//
+// Why it is exact, for the merge lists training makes (each merge's parts are tokens formed by
+// earlier merges): call a token "partial" when it joins two characters but is not made of
+// whole ones (say, one character and the first two bytes of the next). Where no partial token
+// can match across any character boundary of the word (CharSegments' windows, built from the
+// partial tokens only), every token BPE forms in the word lies within one character or is
+// made of whole characters, and a merge across a boundary joins whole characters. A
+// character's own merges then run as they do on the character alone, and a merge of two
+// characters' tokens comes later in the list than the merges forming them, so it finds them
+// formed: BPE from the characters' own encodings takes the same merges in the same order.
+// Words that do not qualify (other bytes, an unsafe boundary, over kMaxCharacters) go
+// through the encoder.
+class CharacterStart {
+ public:
+  CharacterStart(const std::vector<std::string>& tokens, const PieceBpe& bpe) : bpe_(bpe) {
+    if (tokens.size() >= (size_t{1} << 20)) return;  // CharSegments packs ids in 20 bits
+    std::vector<std::string> partial;
+    for (const std::string& token : tokens) {
+      if (IsPartial(token)) partial.push_back(token);
+    }
+    characters_.Build(partial, bpe);
+  }
+
+  // Writes the word's BPE to `ids` and returns true, or returns false (nothing written) when
+  // the word does not qualify.
+  bool Encode(std::string_view word, std::vector<TokenId>& ids) const {
+    const auto* p = reinterpret_cast<const unsigned char*>(word.data());
+    const size_t chars = word.size() / 3;
+    if (!characters_.built() || word.size() % 3 != 0 || chars < 2 || chars > kMaxCharacters) {
+      return false;
+    }
+    for (size_t k = 0; k < chars; ++k) {
+      if (!CharSegments::IsThreeByte(p + 3 * k, p + 3 * k + 3)) return false;
+      if (k > 0 && !characters_.SafeBoundary(p + 3 * k)) return false;
+    }
+    TokenId parts[3 * kMaxCharacters];
+    size_t n = 0;
+    for (size_t k = 0; k < chars; ++k) n += characters_.WriteChar(p + 3 * k, parts + n);
+    n = bpe_.MergeParts(parts, n);
+    ids.insert(ids.end(), parts, parts + n);
+    return true;
+  }
+
+ private:
+  // Longer words go through the encoder, whose heap keeps long pieces from costing n^2.
+  static constexpr size_t kMaxCharacters = 32;
+
+  // Could occur inside a word of 3-byte characters (only their bytes), joins two of them (a
+  // lead byte after a continuation byte), and is not whole characters.
+  static bool IsPartial(std::string_view token) {
+    const auto* t = reinterpret_cast<const unsigned char*>(token.data());
+    const size_t n = token.size();
+    bool joins = false;
+    for (size_t k = 0; k < n; ++k) {
+      const bool lead = (t[k] & 0xF0) == 0xE0, continuation = (t[k] & 0xC0) == 0x80;
+      if (!lead && !continuation) return false;
+      joins |= lead && k > 0 && (t[k - 1] & 0xC0) == 0x80;
+    }
+    if (!joins) return false;
+    if (n % 3 != 0) return true;
+    for (size_t k = 0; k < n; k += 3) {
+      if (!CharSegments::IsThreeByte(t + k, t + k + 3)) return true;
+    }
+    return false;
+  }
+
+  const PieceBpe& bpe_;
+  CharSegments characters_;
+};
+
 // The encoder for replaying: no piece cache. Every word is distinct, so caching them only costs
 // (linux_c_100m: 0.055-0.061 s with the cache, 0.030-0.033 s without; poetry, whose words'
 // segments do repeat, 0.99-1.12 s with, 1.10-1.13 s without).
@@ -584,7 +656,9 @@ absl::StatusOr<bool> Trainer::ReplayByEncoding(
   replay.merges.assign(merges.begin(), merges.end());
   replay.priority = MergePriority::kMergeIndex;
   const size_t vocab = replay.tokens.size();
-  TM_ASSIGN_OR_RETURN(std::unique_ptr<Encoder> encoder, Encoder::Create(std::move(replay), ReplayEncoderOptions()));
+  TM_ASSIGN_OR_RETURN(std::unique_ptr<Encoder> encoder,
+                      Encoder::Create(std::move(replay), ReplayEncoderOptions()));
+  const CharacterStart by_characters(encoder->model().tokens, encoder->piece_bpe());
 
   // Each chunk of words becomes WordStore records ([length][count low][count high][symbols]);
   // each thread sums, per token, the counts of the words the token ends up in.
@@ -603,7 +677,7 @@ absl::StatusOr<bool> Trainer::ReplayByEncoding(
         const auto& [word, count] = words[i];
         if (word.size() < 2) continue;  // holds no pair (and is no word of the store)
         ids.clear();
-        encoder->EncodePiece(word, ids);
+        if (!by_characters.Encode(word, ids)) encoder->EncodePiece(word, ids);
         for (TokenId t : ids) weight[t] += count;
         if (ids.size() < 2) continue;
         out.push_back(static_cast<uint32_t>(ids.size()));
