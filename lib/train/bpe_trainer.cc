@@ -36,7 +36,9 @@
 #include "oneapi/tbb/parallel_for.h"
 #include "oneapi/tbb/parallel_invoke.h"
 #include "oneapi/tbb/task_arena.h"
-#include "model/encoder.h"
+#include "model/char_segments.h"
+#include "model/lookup_tables.h"
+#include "model/piece_bpe.h"
 #include "train/merge_queue.h"
 #include "train/merge_deltas.h"
 #include "train/pair_index.h"
@@ -392,8 +394,8 @@ absl::StatusOr<PairKey> Trainer::ResumePair(size_t i) const {
 // no pair is listed twice, the trainer's rewriting of a word is exactly BPE of its bytes with
 // those merges as priorities (BPE applies the lowest merge first, leftmost first, and a merge
 // can only create pairs of later merges, so it visits the merges in order and replaces each
-// pair left to right), which the encoder does fast (model/encoder.h: a Chinese word is split
-// where no token can straddle and its parts are cached). Each merge's count is then derived
+// pair left to right): PieceBpe (model/piece_bpe.h), from the characters' own encodings for
+// Chinese words (CharacterStart below). Each merge's count is then derived
 // from the encoded words (see the weights below) instead of counted during the rewriting; the
 // checkpoint's counts are checked against it, and supply the count of a token merged with
 // itself, whose occurrences may overlap. Otherwise (ReplayWordByWord), word by word:
@@ -461,16 +463,23 @@ class ReplayRanks {
 // character's own merges then run as they do on the character alone, and a merge of two
 // characters' tokens comes later in the list than the merges forming them, so it finds them
 // formed: BPE from the characters' own encodings takes the same merges in the same order.
-// Words that do not qualify (other bytes, an unsafe boundary, over kMaxCharacters) go
-// through the encoder.
+// Words that do not qualify (other bytes, an unsafe boundary, over kMaxCharacters) are
+// encoded from their bytes.
 class CharacterStart {
  public:
   CharacterStart(const std::vector<std::string>& tokens, const PieceBpe& bpe) : bpe_(bpe) {
     if (tokens.size() >= (size_t{1} << 20)) return;  // CharSegments packs ids in 20 bits
     std::vector<std::string> partial;
+    size_t characters = 0;
     for (const std::string& token : tokens) {
       if (IsPartial(token)) partial.push_back(token);
+      characters += token.size() == 3 && CharSegments::IsThreeByte(
+                                             reinterpret_cast<const unsigned char*>(token.data()),
+                                             reinterpret_cast<const unsigned char*>(token.data()) + 3);
     }
+    // The table of every 3-byte sequence's BPE costs 65,536 small encodes (5-6 ms): not worth
+    // it where such characters are too rare to have tokens (linux_c_100m: none; poetry: 6,521).
+    if (characters < kMinCharacterTokens) return;
     characters_.Build(partial, bpe);
   }
 
@@ -495,8 +504,10 @@ class CharacterStart {
   }
 
  private:
-  // Longer words go through the encoder, whose heap keeps long pieces from costing n^2.
+  // Longer words are encoded from their bytes, where PieceBpe's heap keeps long pieces from
+  // costing n^2.
   static constexpr size_t kMaxCharacters = 32;
+  static constexpr size_t kMinCharacterTokens = 8;
 
   // Could occur inside a word of 3-byte characters (only their bytes), joins two of them (a
   // lead byte after a continuation byte), and is not whole characters.
@@ -520,15 +531,6 @@ class CharacterStart {
   const PieceBpe& bpe_;
   CharSegments characters_;
 };
-
-// The encoder for replaying: no piece cache. Every word is distinct, so caching them only costs
-// (linux_c_100m: 0.055-0.061 s with the cache, 0.030-0.033 s without; poetry, whose words'
-// segments do repeat, 0.99-1.12 s with, 1.10-1.13 s without).
-EncoderOptions ReplayEncoderOptions() {
-  EncoderOptions options;
-  options.cache_entries = 0;
-  return options;
-}
 
 // Rewrites one word (`s`, `n` symbols) under `merges`; adds each applied merge's pair count to
 // `counts`; returns the new length. `rank` is scratch space of at least n entries.
@@ -640,25 +642,25 @@ absl::StatusOr<bool> Trainer::ReplayByEncoding(
       if (m.left == m.right && KnownResumeCount(i) == 0) return false;  // its count is unknown
     }
   }
-  // The model of the resumed merges, for the encoder: specials become gaps (they are no part of
-  // any word) and bytes outside the alphabet get ids after all others (no word holds them).
-  BpeModel replay;
-  replay.tokens = tokens();
-  for (const SpecialToken& special : result_.model.specials) replay.tokens[special.id].clear();
-  bool in_alphabet[256] = {};
-  for (int b = 0; b < 256; ++b) in_alphabet[b] = false;
+  // BPE with the resumed merges as priorities (model/piece_bpe.h). Bytes outside the alphabet
+  // occur in no word; they map to an id that no merge names.
+  std::vector<std::pair<uint64_t, PairMerge>> entries;
+  entries.reserve(merges.size());
+  for (uint32_t rank = 0; rank < merges.size(); ++rank) {
+    entries.push_back({PairTable::Key(merges[rank].left, merges[rank].right),
+                       PairMerge{rank, merges[rank].result}});
+  }
+  PairTable merge_table;
+  merge_table.Build(entries);
+  TokenId byte_token[256];
+  std::fill(std::begin(byte_token), std::end(byte_token), PairTable::kNone - 1);
   for (size_t k = 0; k < alphabet_size_; ++k) {
-    in_alphabet[static_cast<unsigned char>(tokens()[first_alphabet_id_ + k][0])] = true;
+    const TokenId id = static_cast<TokenId>(first_alphabet_id_ + k);
+    byte_token[static_cast<unsigned char>(tokens()[id][0])] = id;
   }
-  for (int b = 0; b < 256; ++b) {
-    if (!in_alphabet[b]) replay.tokens.emplace_back(1, static_cast<char>(b));
-  }
-  replay.merges.assign(merges.begin(), merges.end());
-  replay.priority = MergePriority::kMergeIndex;
-  const size_t vocab = replay.tokens.size();
-  TM_ASSIGN_OR_RETURN(std::unique_ptr<Encoder> encoder,
-                      Encoder::Create(std::move(replay), ReplayEncoderOptions()));
-  const CharacterStart by_characters(encoder->model().tokens, encoder->piece_bpe());
+  const PieceBpe bpe(&merge_table, byte_token);
+  const CharacterStart by_characters(tokens(), bpe);
+  const size_t vocab = tokens().size();
 
   // Each chunk of words becomes WordStore records ([length][count low][count high][symbols]);
   // each thread sums, per token, the counts of the words the token ends up in.
@@ -677,7 +679,7 @@ absl::StatusOr<bool> Trainer::ReplayByEncoding(
         const auto& [word, count] = words[i];
         if (word.size() < 2) continue;  // holds no pair (and is no word of the store)
         ids.clear();
-        if (!by_characters.Encode(word, ids)) encoder->EncodePiece(word, ids);
+        if (!by_characters.Encode(word, ids)) bpe.Encode(word, ids);
         for (TokenId t : ids) weight[t] += count;
         if (ids.size() < 2) continue;
         out.push_back(static_cast<uint32_t>(ids.size()));
@@ -687,7 +689,6 @@ absl::StatusOr<bool> Trainer::ReplayByEncoding(
       }
     });
   });
-  encoder.reset();
   TM_ASSIGN_OR_RETURN(words_, WordStore::FromRecords(records));
   std::vector<std::vector<uint32_t>>().swap(records);
 
