@@ -110,7 +110,6 @@ class Encoder {
 
   const BpeModel& model() const { return model_; }
   const CharSegments& char_segments() const { return segments_; }
-  const PieceBpe& piece_bpe() const { return bpe_; }
   // The token id of the single byte `b`.
   TokenId ByteToken(uint8_t b) const { return byte_token_[b]; }
 
