@@ -549,6 +549,61 @@ TEST(TrainBpe, ResumingWithAnotherVocabSizeStopsOrExtendsLikeTraining) {
   }
 }
 
+// Chinese words where training forms "partial" tokens (a character joined to the first bytes
+// of the next, here 寂 + e5 af, since many characters after 寂 start with e5 af): resuming,
+// which starts such words from their characters' own encodings where it is exact, must still
+// give the uninterrupted run's model at every interruption point.
+TEST(TrainBpe, ResumingChineseWithTokensThatJoinPartsOfCharacters) {
+  const std::string ji = "\xe5\xaf\x82";  // 寂
+  const std::string mo = "\xe5\xaf\x9e";  // 寞
+  const std::vector<std::string> next = {"\xe5\xaf\x84", "\xe5\xaf\x86", "\xe5\xaf\x8c",
+                                         "\xe5\xaf\x92", mo, "\xe5\xaf\xa6"};
+  // Characters frequent enough to become tokens of their own (the replay starts from
+  // characters only when the vocabulary has several).
+  const std::vector<std::string> others = {
+      "\xe7\x9a\x84", "\xe4\xb8\x80", "\xe6\x98\xaf", "\xe4\xb8\x8d", "\xe4\xba\x86",
+      "\xe4\xba\xba", "\xe6\x88\x91", "\xe5\x9c\xa8", "\xe6\x9c\x89", "\xe4\xbb\x96"};
+  // 寂 is followed by many characters that start with e5 af, so 寂 + e5 af forms before 寞
+  // (e5 af 9e) does; 寞 is common enough to become a token later. In 寂寞, BPE then takes
+  // 寂 + e5 af first, which starting from the characters 寂, 寞 would not.
+  Words words;
+  for (size_t i = 0; i < next.size(); ++i) words.emplace_back(ji + next[i], 24);
+  for (size_t i = 0; i < others.size(); ++i) {
+    words.emplace_back(others[i] + others[(i + 3) % others.size()], 60);
+    words.emplace_back(others[i] + mo, 8);
+  }
+  WordCounts counts = ToCounts(words);
+  TrainerOptions options;
+  options.vocab_size = 256 + 60;
+  absl::StatusOr<TrainResult> full = TrainBpe(counts, options);
+  ASSERT_TRUE(full.ok()) << full.status();
+  // The corpus does what it is meant to: 寂 + e5 af is merged before 寞.
+  size_t partial_rank = 0, mo_rank = 0;
+  for (size_t i = 0; i < full->model.merges.size(); ++i) {
+    const std::string& t = full->model.tokens[full->model.merges[i].result];
+    if (t == ji + "\xe5\xaf") partial_rank = i + 1;
+    if (t == mo) mo_rank = i + 1;
+  }
+  ASSERT_GT(partial_rank, 0u);
+  ASSERT_GT(mo_rank, partial_rank);
+  for (size_t stop_after = 1; stop_after < full->model.merges.size(); ++stop_after) {
+    TrainControl interrupt;
+    interrupt.after_merge = [&](const MergeEvent& e) { return e.merges_done < stop_after; };
+    absl::StatusOr<TrainResult> partial = TrainBpe(counts, options, interrupt);
+    ASSERT_TRUE(partial.ok()) << partial.status();
+    TrainControl resume;
+    for (const Merge& m : partial->model.merges) {
+      resume.resume_merges.emplace_back(partial->model.tokens[m.left],
+                                        partial->model.tokens[m.right]);
+    }
+    resume.resume_counts = partial->merge_counts;
+    absl::StatusOr<TrainResult> resumed = TrainBpe(counts, options, resume);
+    ASSERT_TRUE(resumed.ok()) << "stop after " << stop_after << ": " << resumed.status();
+    EXPECT_EQ(resumed->model, full->model) << "stop after " << stop_after;
+    EXPECT_EQ(resumed->merge_counts, full->merge_counts) << "stop after " << stop_after;
+  }
+}
+
 // A checkpoint's merge count that the words do not give is refused, whichever way the replay
 // goes: for (a, b) the count must be exact, for (a, a) between the replacements and twice them.
 TEST(TrainBpe, ResumeCountsThatDoNotFitTheWordsAreAnError) {

@@ -61,32 +61,41 @@ TEST_P(TrainCorpus, SameModelForOneTwoAndEightThreads) {
   }
 }
 
-TEST_P(TrainCorpus, ResumingAnInterruptedRunGivesTheSameModel) {
-  std::unique_ptr<WordCounts> counts = CountSharedCorpus(GetParam());
-  if (counts == nullptr) GTEST_SKIP() << "shared corpus " << GetParam() << " not found";
+// Trains `counts` to `vocab_size` uninterrupted and interrupted after `stop_after` merges, then
+// resumes the latter with and without the interrupted run's merge counts (without them, a
+// self-merge such as "--" makes the replay go word by word; with them, as checkpoints give
+// them, it encodes the words): both must give the uninterrupted model and counts. Returns the
+// interrupted run's model (the vocabulary that was replayed).
+BpeModel ExpectResumeMatches(const WordCounts& counts, size_t vocab_size, size_t stop_after) {
   TrainerOptions options;
-  options.vocab_size = 20000;
-  absl::StatusOr<TrainResult> full = TrainBpe(*counts, options);
-  ASSERT_TRUE(full.ok()) << full.status();
+  options.vocab_size = vocab_size;
+  absl::StatusOr<TrainResult> full = TrainBpe(counts, options);
+  EXPECT_TRUE(full.ok()) << full.status();
   TrainControl interrupt;
-  interrupt.after_merge = [](const MergeEvent& e) { return e.merges_done < 7777; };
-  absl::StatusOr<TrainResult> partial = TrainBpe(*counts, options, interrupt);
-  ASSERT_TRUE(partial.ok()) << partial.status();
-  ASSERT_TRUE(partial->interrupted);
+  interrupt.after_merge = [&](const MergeEvent& e) { return e.merges_done < stop_after; };
+  absl::StatusOr<TrainResult> partial = TrainBpe(counts, options, interrupt);
+  EXPECT_TRUE(partial.ok() && partial->interrupted) << partial.status();
+  if (!full.ok() || !partial.ok()) return BpeModel();
   TrainControl resume;
   for (const Merge& m : partial->model.merges) {
     resume.resume_merges.emplace_back(partial->model.tokens[m.left], partial->model.tokens[m.right]);
   }
-  // Without the merge counts a self-merge ("--") makes the replay go word by word; with them
-  // (as checkpoints give them) it encodes the words.
   for (bool with_counts : {false, true}) {
     resume.resume_counts.clear();
     if (with_counts) resume.resume_counts = partial->merge_counts;
-    absl::StatusOr<TrainResult> resumed = TrainBpe(*counts, options, resume);
-    ASSERT_TRUE(resumed.ok()) << resumed.status();
+    absl::StatusOr<TrainResult> resumed = TrainBpe(counts, options, resume);
+    EXPECT_TRUE(resumed.ok()) << resumed.status();
+    if (!resumed.ok()) continue;
     EXPECT_TRUE(resumed->model == full->model) << "with counts: " << with_counts;
     EXPECT_EQ(resumed->merge_counts, full->merge_counts) << "with counts: " << with_counts;
   }
+  return partial->model;
+}
+
+TEST_P(TrainCorpus, ResumingAnInterruptedRunGivesTheSameModel) {
+  std::unique_ptr<WordCounts> counts = CountSharedCorpus(GetParam());
+  if (counts == nullptr) GTEST_SKIP() << "shared corpus " << GetParam() << " not found";
+  ExpectResumeMatches(*counts, 20000, 7777);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shared, TrainCorpus, ::testing::Values("brown", "linux_docs"));
@@ -97,27 +106,10 @@ INSTANTIATE_TEST_SUITE_P(Shared, TrainCorpus, ::testing::Values("brown", "linux_
 TEST(TrainCorpusPoetry, ResumingAnInterruptedRunGivesTheSameModel) {
   std::unique_ptr<WordCounts> counts = CountSharedCorpus("poetry");
   if (counts == nullptr) GTEST_SKIP() << "shared corpus poetry not found";
-  TrainerOptions options;
-  options.vocab_size = 12000;
-  absl::StatusOr<TrainResult> full = TrainBpe(*counts, options);
-  ASSERT_TRUE(full.ok()) << full.status();
-  TrainControl interrupt;
-  interrupt.after_merge = [](const MergeEvent& e) { return e.merges_done < 9000; };
-  absl::StatusOr<TrainResult> partial = TrainBpe(*counts, options, interrupt);
-  ASSERT_TRUE(partial.ok()) << partial.status();
-  TrainControl resume;
-  for (const Merge& m : partial->model.merges) {
-    resume.resume_merges.emplace_back(partial->model.tokens[m.left], partial->model.tokens[m.right]);
-  }
-  resume.resume_counts = partial->merge_counts;
-  absl::StatusOr<TrainResult> resumed = TrainBpe(*counts, options, resume);
-  ASSERT_TRUE(resumed.ok()) << resumed.status();
-  EXPECT_TRUE(resumed->model == full->model);
-  EXPECT_EQ(resumed->merge_counts, full->merge_counts);
+  const BpeModel replayed = ExpectResumeMatches(*counts, 12000, 9000);
   // The replayed vocabulary does hold such tokens: a character then a lead byte.
   size_t joining = 0;
-  for (TokenId id = 0; id < partial->model.tokens.size(); ++id) {
-    const std::string& t = partial->model.tokens[id];
+  for (const std::string& t : replayed.tokens) {
     joining += t.size() == 4 && (t[0] & 0xF0) == 0xE0 && (t[3] & 0xF0) == 0xE0;
     joining += t.size() == 5 && (t[0] & 0xF0) == 0xE0 && (t[3] & 0xF0) == 0xE0;
   }
