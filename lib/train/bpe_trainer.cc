@@ -689,7 +689,9 @@ absl::StatusOr<bool> Trainer::ReplayByEncoding(
       }
     });
   });
-  TM_ASSIGN_OR_RETURN(words_, WordStore::FromRecords(records));
+  absl::StatusOr<WordStore> store;
+  arena_.execute([&] { store = WordStore::FromRecords(records); });  // parallel, in our arena
+  TM_ASSIGN_OR_RETURN(words_, std::move(store));
   std::vector<std::vector<uint32_t>>().swap(records);
 
   // How often each merge was applied: every occurrence of a merge's token in the final words
@@ -883,22 +885,28 @@ void Trainer::CountPairsOfWords() {
     });
   });
   entries = HugeArray<Entry>();  // frees them
-  size_t num_pairs = 0;
-  for (const std::vector<GroupPair>& g : group_pairs) num_pairs += g.size();
-  std::vector<PairKey> keys;
-  std::vector<uint64_t> counts, offsets;
-  keys.reserve(num_pairs);
-  counts.reserve(num_pairs);
-  offsets.reserve(num_pairs + 1);
-  for (size_t l = 0; l < vocab; ++l) {
-    for (const GroupPair& p : group_pairs[l]) {
-      keys.push_back(MakePairKey(static_cast<TokenId>(l), p.right));
-      counts.push_back(p.count);
-      offsets.push_back(p.offset);
-    }
-    std::vector<GroupPair>().swap(group_pairs[l]);
-  }
-  offsets.push_back(total);
+  // The groups' pairs in one list (key order), each group written at its place in parallel.
+  std::vector<size_t> first_pair(vocab + 1, 0);
+  for (size_t l = 0; l < vocab; ++l) first_pair[l + 1] = first_pair[l] + group_pairs[l].size();
+  const size_t num_pairs = first_pair[vocab];
+  std::vector<PairKey> keys(num_pairs);
+  std::vector<uint64_t> counts(num_pairs), offsets(num_pairs + 1);
+  arena_.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, vocab, 256),
+                      [&](const tbb::blocked_range<size_t>& range) {
+      for (size_t l = range.begin(); l < range.end(); ++l) {
+        size_t at = first_pair[l];
+        for (const GroupPair& p : group_pairs[l]) {
+          keys[at] = MakePairKey(static_cast<TokenId>(l), p.right);
+          counts[at] = p.count;
+          offsets[at] = p.offset;
+          ++at;
+        }
+        std::vector<GroupPair>().swap(group_pairs[l]);
+      }
+    });
+  });
+  offsets[num_pairs] = total;
   // The index's hash table and the queue's heap are both millions of entries (poetry: 5.5 M
   // pairs, about half a second each on one thread): built at the same time.
   arena_.execute([&] {

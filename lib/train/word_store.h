@@ -37,7 +37,8 @@ class WordStore {
 
   // Words already as symbols: `parts` hold records laid out as in the store (see the contract),
   // each of at least two symbols; the words keep the order of the parts and of the records in
-  // each. Fails if they do not fit 2^32 array entries.
+  // each. Fails if they do not fit 2^32 array entries. Copies the parts in parallel (oneTBB,
+  // in the calling arena).
   static absl::StatusOr<WordStore> FromRecords(std::span<const std::vector<uint32_t>> parts);
 
   // Every word, in the order given to Build.
