@@ -33,6 +33,17 @@ WordCounts ToCounts(const Words& words) {
   return counts;
 }
 
+// A resume of `run` as a checkpoint gives it: its merges as (left bytes, right bytes), and with
+// `with_counts` their counts too.
+TrainControl ResumeOf(const TrainResult& run, bool with_counts) {
+  TrainControl resume;
+  for (const Merge& m : run.model.merges) {
+    resume.resume_merges.emplace_back(run.model.tokens[m.left], run.model.tokens[m.right]);
+  }
+  if (with_counts) resume.resume_counts = run.merge_counts;
+  return resume;
+}
+
 std::vector<ReferenceMerge> ProductMerges(const TrainResult& result) {
   std::vector<ReferenceMerge> merges;
   for (size_t i = 0; i < result.model.merges.size(); ++i) {
@@ -447,11 +458,7 @@ TEST(TrainBpe, ResumingFromThePartialMergesGivesTheUninterruptedResult) {
       ASSERT_EQ(partial->model.merges.size(), stop_after);
       EXPECT_TRUE(partial->model.Validate().ok());
 
-      TrainControl resume;
-      for (const Merge& m : partial->model.merges) {
-        resume.resume_merges.emplace_back(partial->model.tokens[m.left],
-                                          partial->model.tokens[m.right]);
-      }
+      TrainControl resume = ResumeOf(*partial, false);
       size_t replayed_events = 0;
       resume.after_merge = [&](const MergeEvent&) { return ++replayed_events > 0; };
       absl::StatusOr<TrainResult> resumed = TrainBpe(counts, options, resume);
@@ -496,11 +503,7 @@ TEST(TrainBpe, ResumingAtRandomPointsOfRandomCorporaGivesTheUninterruptedResult)
     };
     absl::StatusOr<TrainResult> partial = TrainBpe(counts, options, interrupt);
     ASSERT_TRUE(partial.ok()) << partial.status();
-    TrainControl resume;
-    for (const Merge& m : partial->model.merges) {
-      resume.resume_merges.emplace_back(partial->model.tokens[m.left],
-                                        partial->model.tokens[m.right]);
-    }
+    TrainControl resume = ResumeOf(*partial, false);
     // Without the checkpoint's merge counts, a merge of a token with itself sends the replay
     // word by word; with them (or with no such merge) it goes by encoding.
     for (bool with_counts : {false, true}) {
@@ -534,10 +537,7 @@ TEST(TrainBpe, ResumingWithAnotherVocabSizeStopsOrExtendsLikeTraining) {
   options.vocab_size = 700;
   absl::StatusOr<TrainResult> middle = TrainBpe(counts, options);
   ASSERT_TRUE(middle.ok()) << middle.status();
-  TrainControl resume;
-  for (const Merge& m : middle->model.merges) {
-    resume.resume_merges.emplace_back(middle->model.tokens[m.left], middle->model.tokens[m.right]);
-  }
+  TrainControl resume = ResumeOf(*middle, false);
   for (size_t vocab : {size_t{400}, size_t{700}, size_t{900}}) {
     TrainerOptions other = options;
     other.vocab_size = vocab;
@@ -591,12 +591,7 @@ TEST(TrainBpe, ResumingChineseWithTokensThatJoinPartsOfCharacters) {
     interrupt.after_merge = [&](const MergeEvent& e) { return e.merges_done < stop_after; };
     absl::StatusOr<TrainResult> partial = TrainBpe(counts, options, interrupt);
     ASSERT_TRUE(partial.ok()) << partial.status();
-    TrainControl resume;
-    for (const Merge& m : partial->model.merges) {
-      resume.resume_merges.emplace_back(partial->model.tokens[m.left],
-                                        partial->model.tokens[m.right]);
-    }
-    resume.resume_counts = partial->merge_counts;
+    TrainControl resume = ResumeOf(*partial, true);
     absl::StatusOr<TrainResult> resumed = TrainBpe(counts, options, resume);
     ASSERT_TRUE(resumed.ok()) << "stop after " << stop_after << ": " << resumed.status();
     EXPECT_EQ(resumed->model, full->model) << "stop after " << stop_after;
@@ -613,11 +608,7 @@ TEST(TrainBpe, ResumeCountsThatDoNotFitTheWordsAreAnError) {
   absl::StatusOr<TrainResult> full = TrainBpe(counts, options);
   ASSERT_TRUE(full.ok()) << full.status();
   ASSERT_EQ(full->model.merges.size(), 3u);
-  TrainControl resume;
-  for (const Merge& m : full->model.merges) {
-    resume.resume_merges.emplace_back(full->model.tokens[m.left], full->model.tokens[m.right]);
-  }
-  resume.resume_counts = full->merge_counts;
+  TrainControl resume = ResumeOf(*full, true);
   absl::StatusOr<TrainResult> resumed = TrainBpe(counts, options, resume);
   ASSERT_TRUE(resumed.ok()) << resumed.status();
   EXPECT_EQ(resumed->model, full->model);
