@@ -477,7 +477,7 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_vi
   }
   if (!wr.done() || total != total_words) return Corrupt(source, "the word table is malformed");
   if (as == WordTableAs::kList) {
-    checkpoint.word_list = {std::move(table), std::move(entries), total};
+    checkpoint.word_list = {std::move(table), std::move(entries)};
   } else {
     checkpoint.words.AddAll(entries);
     if (checkpoint.words.unique_words() != unique_words) {

@@ -37,7 +37,6 @@ namespace tokenmill {
 struct WordList {
   std::shared_ptr<const std::string> bytes;  // shared by copies (the views stay valid)
   std::vector<std::pair<std::string_view, uint64_t>> entries;
-  uint64_t total_words = 0;
 };
 
 class WordCounts {

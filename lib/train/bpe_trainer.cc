@@ -102,8 +102,8 @@ class TokenIndex {
 
 class Trainer {
  public:
-  // The words come from `counts` or else from `list`; with `owned` (or `owned_list`) they are
-  // the trainer's and are freed once the words are built.
+  // The words come from `counts` or else from `list`. With `owned` (the counts), and always
+  // with a `list`, they are the trainer's and are freed once the words are built.
   Trainer(const WordCounts* counts, WordCounts* owned, WordList* list,
           const TrainerOptions& options, const TrainControl& control)
       : counts_(counts),

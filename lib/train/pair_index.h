@@ -43,12 +43,6 @@ class PairIndex {
     auto it = pairs_.find(key);
     return it == pairs_.end() ? 0 : it->second.count;
   }
-  // Calls f(key, count) for every pair, in no particular order.
-  template <typename F>
-  void ForEach(F&& f) const {
-    for (const auto& [key, pair] : pairs_) f(key, pair.count);
-  }
-
   // Fills an empty table at once: pair keys[i] gets count counts[i] (non-zero) and the words
   // words[offsets[i], offsets[i + 1]) (one block). One hash insertion per pair.
   void Build(HugeArray<WordRef> words, std::span<const PairKey> keys,
