@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 #include <new>
+#include <thread>
 
 #include "absl/strings/str_format.h"
 #include "common/binary_io.h"
@@ -458,24 +459,30 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_vi
     table_data.resize(size);
     checkpoint.words_frame = std::move(table_data);
   }
-  if (Fnv1a64(words) != checkpoint.word_table_hash) {
-    return Corrupt(source, "the word table does not match its hash");
-  }
   // The bytes stay where the list's views point (the string behind the pointer never moves).
   auto table = std::make_shared<const std::string>(std::move(words));
-  BinaryReader wr(*table);
-  if (!wr.Varint(&n) || n != unique_words || n > table->size()) {
-    return Corrupt(source, "the word table is malformed");
-  }
-  std::vector<std::pair<std::string_view, uint64_t>> entries(n);
+  // The hash is checked before anything parsed is used, but computed on a second thread while
+  // the table is parsed: both are serial byte loops of about the same length (poetry's 66 MB
+  // table: 0.08 s and 0.06 s).
+  uint64_t hash = 0;
+  std::thread hasher([&hash, &table] { hash = Fnv1a64(*table); });
+  std::vector<std::pair<std::string_view, uint64_t>> entries;
   uint64_t total = 0;
-  for (uint64_t i = 0; i < n; ++i) {
-    if (!wr.Bytes(&entries[i].first) || !wr.Varint(&entries[i].second)) {
-      return Corrupt(source, "the word table is malformed");
+  bool well_formed = [&] {
+    BinaryReader wr(*table);
+    if (!wr.Varint(&n) || n != unique_words || n > table->size()) return false;
+    entries.resize(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      if (!wr.Bytes(&entries[i].first) || !wr.Varint(&entries[i].second)) return false;
+      total += entries[i].second;
     }
-    total += entries[i].second;
+    return wr.done() && total == total_words;
+  }();
+  hasher.join();
+  if (hash != checkpoint.word_table_hash) {
+    return Corrupt(source, "the word table does not match its hash");
   }
-  if (!wr.done() || total != total_words) return Corrupt(source, "the word table is malformed");
+  if (!well_formed) return Corrupt(source, "the word table is malformed");
   if (as == WordTableAs::kList) {
     checkpoint.word_list = {std::move(table), std::move(entries)};
   } else {

@@ -22,10 +22,38 @@ void MergeQueue::Push(uint64_t count, PairKey key) {
                  [this](const Entry& x, const Entry& y) { return After(x, y); });
 }
 
+namespace {
+
+int Tier(uint64_t count) { return 63 - __builtin_clzll(count); }  // count > 0
+
+}  // namespace
+
+size_t MergeQueue::size() const {
+  size_t n = heap_.size();
+  for (int k = 0; k < heaped_tier_; ++k) n += waiting_[k].size();
+  return n;
+}
+
 void MergeQueue::Fill(std::span<const PairKey> keys, std::span<const uint64_t> counts) {
   heap_.clear();
-  heap_.reserve(keys.size());
-  for (size_t i = 0; i < keys.size(); ++i) heap_.push_back({counts[i], keys[i]});
+  for (std::vector<Entry>& w : waiting_) w.clear();
+  // The tiers, highest first, that make up at least min_heap_ entries go to the heap.
+  size_t in_tier[64] = {};
+  for (uint64_t c : counts) ++in_tier[Tier(c)];
+  heaped_tier_ = 64;
+  size_t heaped = 0;
+  while (heaped_tier_ > 0 && heaped < min_heap_) heaped += in_tier[--heaped_tier_];
+  floor_ = heaped_tier_ > 0 ? uint64_t{1} << heaped_tier_ : 0;
+  heap_.reserve(heaped);
+  for (int k = 0; k < heaped_tier_; ++k) waiting_[k].reserve(in_tier[k]);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const int tier = Tier(counts[i]);
+    (tier >= heaped_tier_ ? heap_ : waiting_[tier]).push_back({counts[i], keys[i]});
+  }
+  MakeHeap();
+}
+
+void MergeQueue::MakeHeap() {
   if (id_ties_) {
     std::make_heap(heap_.begin(), heap_.end(),
                    [this](const Entry& x, const Entry& y) { return After(x, y); });
@@ -49,9 +77,31 @@ void MergeQueue::Fill(std::span<const PairKey> keys, std::span<const uint64_t> c
   });
 }
 
+bool MergeQueue::HeapNextTier() {
+  while (heaped_tier_ > 0 && waiting_[heaped_tier_ - 1].empty()) --heaped_tier_;
+  if (heaped_tier_ == 0) {
+    floor_ = 0;
+    return false;
+  }
+  std::vector<Entry>& tier = waiting_[--heaped_tier_];
+  floor_ = heaped_tier_ > 0 ? uint64_t{1} << heaped_tier_ : 0;
+  if (tier.size() < heap_.size() / 8) {
+    for (const Entry& e : tier) Push(e.count, e.key);
+  } else {
+    heap_.insert(heap_.end(), tier.begin(), tier.end());
+    MakeHeap();
+  }
+  std::vector<Entry>().swap(tier);
+  return true;
+}
+
 bool MergeQueue::PopBest(const PairIndex& pairs, PairKey* best) {
   auto after = [this](const Entry& x, const Entry& y) { return After(x, y); };
-  while (!heap_.empty()) {
+  while (true) {
+    if (heap_.empty()) {
+      if (!HeapNextTier()) return false;
+      continue;
+    }
     std::pop_heap(heap_.begin(), heap_.end(), after);
     Entry top = heap_.back();
     heap_.pop_back();
@@ -61,10 +111,14 @@ bool MergeQueue::PopBest(const PairIndex& pairs, PairKey* best) {
       Push(current, top.key);
       continue;
     }
+    if (top.count < floor_) {  // a waiting entry may beat it
+      Push(top.count, top.key);
+      HeapNextTier();
+      continue;
+    }
     *best = top.key;
     return true;
   }
-  return false;
 }
 
 }  // namespace tokenmill

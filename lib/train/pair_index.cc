@@ -1,7 +1,11 @@
 #include "train/pair_index.h"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cassert>
+
+#include "oneapi/tbb/parallel_for.h"
 
 namespace tokenmill {
 
@@ -11,15 +15,22 @@ void PairIndex::Release(const Pair& pair) {
   if (--block.live_pairs == 0) retired_.push_back(std::move(block.words));
 }
 
+size_t PairIndex::size() const {
+  size_t n = 0;
+  for (const Map& map : shards_) n += map.size();
+  return n;
+}
+
 uint64_t PairIndex::AddCount(PairKey key, int64_t delta) {
-  auto [it, inserted] = pairs_.try_emplace(key);
+  Map& map = shards_[Shard(key)];
+  auto [it, inserted] = map.try_emplace(key);
   Pair& pair = it->second;
   assert(delta >= 0 || pair.count >= static_cast<uint64_t>(-delta));
   pair.count += static_cast<uint64_t>(delta);
   const uint64_t count = pair.count;
   if (count == 0) {
     Release(pair);
-    pairs_.erase(it);
+    map.erase(it);
     if (!extra_.empty()) extra_.erase(key);
   }
   return count;
@@ -33,8 +44,9 @@ void PairIndex::AddWordBlock(HugeArray<WordRef> words, std::span<const PairKey> 
   for (size_t i = 0; i < keys.size(); ++i) {
     const uint64_t begin = offsets[i], end = offsets[i + 1];
     if (begin == end) continue;
-    auto it = pairs_.find(keys[i]);
-    if (it == pairs_.end()) continue;  // its count went back to zero: it occurs nowhere
+    Map& map = shards_[Shard(keys[i])];
+    auto it = map.find(keys[i]);
+    if (it == map.end()) continue;  // its count went back to zero: it occurs nowhere
     Pair& pair = it->second;
     if (pair.num_words == 0 && !extra_.contains(keys[i])) {
       pair.words = words.data() + begin;
@@ -51,32 +63,54 @@ void PairIndex::AddWordBlock(HugeArray<WordRef> words, std::span<const PairKey> 
 
 void PairIndex::Build(HugeArray<WordRef> words, std::span<const PairKey> keys,
                       std::span<const uint64_t> counts, std::span<const uint64_t> offsets) {
-  assert(pairs_.empty() && blocks_.empty());
-  pairs_.reserve(keys.size());
-  const uint32_t block = 0;
-  uint32_t live = 0;
-  // Each insertion misses the cache (millions of pairs); asking for the slot a few pairs ahead
-  // overlaps the misses.
-  constexpr size_t kPrefetchAhead = 8;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (i + kPrefetchAhead < keys.size()) pairs_.prefetch(keys[i + kPrefetchAhead]);
-    assert(counts[i] > 0);
-    const uint64_t begin = offsets[i], end = offsets[i + 1];
-    Pair pair{.count = counts[i], .words = words.data() + begin,
-              .num_words = static_cast<uint32_t>(end - begin), .block = block};
-    if (pair.num_words == 0) pair.words = nullptr;
-    live += pair.num_words > 0;
-    pairs_.emplace(keys[i], pair);
+  assert(size() == 0 && blocks_.empty());
+  assert(std::is_sorted(keys.begin(), keys.end()));
+  const size_t n = keys.size();
+  // Shards are ranges of left tokens holding about n / kShards pairs each (a left token's
+  // pairs are never split), so each shard fills from one run of the sorted keys.
+  const TokenId lefts = n > 0 ? PairLeft(keys.back()) + 1 : 0;
+  shard_of_left_.assign(lefts, 0);
+  std::array<size_t, kShards + 1> begin{};
+  size_t i = 0;
+  for (size_t s = 0; s < kShards; ++s) {
+    begin[s] = i;
+    const size_t target = n * (s + 1) / kShards;
+    while (i < n && (i < target || (i > 0 && PairLeft(keys[i]) == PairLeft(keys[i - 1])))) {
+      shard_of_left_[PairLeft(keys[i])] = static_cast<uint8_t>(s);
+      ++i;
+    }
   }
-  blocks_.push_back({live > 0 ? std::move(words) : HugeArray<WordRef>(), live});
+  begin[kShards] = n;
+  const uint32_t block = 0;
+  std::atomic<uint32_t> live{0};
+  tbb::parallel_for(size_t{0}, kShards, [&](size_t s) {
+    Map& map = shards_[s];
+    map.reserve(begin[s + 1] - begin[s]);
+    uint32_t shard_live = 0;
+    // Each insertion misses the cache; asking for the slot a few pairs ahead overlaps them.
+    constexpr size_t kPrefetchAhead = 8;
+    for (size_t i = begin[s]; i < begin[s + 1]; ++i) {
+      if (i + kPrefetchAhead < begin[s + 1]) map.prefetch(keys[i + kPrefetchAhead]);
+      assert(counts[i] > 0);
+      const uint64_t first = offsets[i], end = offsets[i + 1];
+      Pair pair{.count = counts[i], .words = words.data() + first,
+                .num_words = static_cast<uint32_t>(end - first), .block = block};
+      if (pair.num_words == 0) pair.words = nullptr;
+      shard_live += pair.num_words > 0;
+      map.emplace(keys[i], pair);
+    }
+    live += shard_live;
+  });
+  blocks_.push_back({live > 0 ? std::move(words) : HugeArray<WordRef>(), live.load()});
 }
 
 std::span<const WordRef> PairIndex::TakeWords(PairKey key) {
   retired_.clear();
-  auto it = pairs_.find(key);
-  if (it == pairs_.end()) return {};
+  Map& map = shards_[Shard(key)];
+  auto it = map.find(key);
+  if (it == map.end()) return {};
   const Pair pair = it->second;
-  pairs_.erase(it);
+  map.erase(it);
   std::span<const WordRef> words(pair.words, pair.num_words);
   auto extra = extra_.find(key);
   if (extra == extra_.end()) {
