@@ -1,6 +1,7 @@
 // Word-count files: write -> read round trip, byte-identical files whatever the thread count,
 // summing files equals counting their corpora together, mismatches and corruption are errors.
 #include <fstream>
+#include <random>
 #include <string>
 
 #include "common/file_util.h"
@@ -65,6 +66,34 @@ TEST(CountsFile, RoundTripKeepsTableAndHeader) {
   EXPECT_THAT(described, HasSubstr("pre-tokenizer:           cl100k"));
   EXPECT_THAT(described, HasSubstr("unique words:            " + std::to_string(counts.words.unique_words())));
   EXPECT_THAT(described, HasSubstr("top 3 words:"));
+}
+
+TEST(CountsFile, SameBytesWhateverTheNumberOfCompressionWorkers) {
+  TempDir dir;
+  CountCorpusOptions options = Options({dir.Write("a.txt", Corpus(4))});
+  CorpusCounts counts = CountCorpus(options).value();
+  // A table large enough (about 14 MB serialized) that zstd cuts it into several jobs.
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 600000; ++i) {
+    std::string word = std::to_string(rng());
+    word.insert(word.begin(), 'w');  // (not "w" + ...: a GCC 12 -Wrestrict false positive)
+    counts.words.Add(word, 1 + rng() % 1000);
+  }
+  const CountsFileHeader header = MakeCountsFileHeader(options, counts);
+  std::string first;
+  for (int threads : {1, 2, 5}) {
+    const std::string path = dir.File("t" + std::to_string(threads) + ".tmc");
+    ASSERT_TRUE(WriteCountsFile(path, header, counts.words, threads).ok());
+    std::string bytes = ReadFile(path).value();
+    if (first.empty()) {
+      first = bytes;
+      WordCounts read;
+      ASSERT_TRUE(ReadCountsFile(path, &read).ok());
+      EXPECT_TRUE(read == counts.words);
+    } else {
+      EXPECT_TRUE(bytes == first) << threads << " threads";
+    }
+  }
 }
 
 TEST(CountsFile, SummingFilesEqualsCountingTogether) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 
 #include "count/word_count_cache.h"
@@ -79,6 +80,32 @@ TEST(WordCounts, MatchesAMapThroughAddCacheAndMerge) {
   EXPECT_FALSE(copy == direct);
   EXPECT_EQ(direct.Get("never seen"), 0u);
   EXPECT_EQ(direct.Get(std::string_view("zz\0zzzzzz", 9)), 0u);
+}
+
+TEST(WordCounts, SortedOrdersWordsSharingLongPrefixesByTheirBytes) {
+  // Sorted() compares the first 16 bytes as integers (zero-padded) before the rest: words that
+  // share those bytes, end inside them, or hold zero bytes there must still sort as bytes do.
+  std::mt19937 rng(11);
+  std::set<std::string> words;  // std::string orders bytes as unsigned chars, as Sorted() must
+  const std::string stem = "shared-prefix-16";
+  while (words.size() < 3000) {
+    std::string w = stem.substr(0, rng() % (stem.size() + 2));
+    for (size_t extra = rng() % 6; extra > 0; --extra) {
+      static const char kBytes[] = {'\0', 'a', 'z', '\xff'};
+      w.push_back(kBytes[rng() % 4]);
+    }
+    if (!w.empty()) words.insert(w);
+  }
+  WordCounts counts;
+  for (const std::string& w : words) counts.Add(w, w.size() + 1);
+  auto sorted = counts.Sorted();
+  ASSERT_EQ(sorted.size(), words.size());
+  size_t i = 0;
+  for (const std::string& w : words) {
+    ASSERT_EQ(sorted[i].first, w) << "at " << i;
+    EXPECT_EQ(sorted[i].second, w.size() + 1);
+    ++i;
+  }
 }
 
 TEST(WordCounts, ShortWordsWithZeroBytesAreDistinct) {

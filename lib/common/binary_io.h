@@ -5,11 +5,18 @@
 // input and leaves the reader failed; callers turn that into a Status naming the file.
 #pragma once
 
+#include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace tokenmill {
+
+// The bytes BinaryWriter::Varint writes for `value`.
+inline size_t VarintSize(uint64_t value) {
+  return static_cast<size_t>(1 + (std::bit_width(value | 1) - 1) / 7);
+}
 
 class BinaryWriter {
  public:

@@ -12,9 +12,11 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/binary_io.h"
 #include "common/file_util.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
+#include "oneapi/tbb/parallel_for.h"
 #include "pretokenize/presets.h"
 
 namespace tokenmill {
@@ -29,13 +31,6 @@ void PutU32(std::string& out, uint32_t v) {
 }
 void PutU64(std::string& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-}
-void PutVarint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
 }
 void PutString(std::string& out, std::string_view s) {
   PutU32(out, static_cast<uint32_t>(s.size()));
@@ -177,27 +172,73 @@ bool IsCountsFile(const std::string& path) {
   return n == static_cast<ssize_t>(sizeof(magic)) && std::memcmp(magic, kMagic, sizeof(magic)) == 0;
 }
 
+namespace {
+
+// The body: [varint size][bytes][varint count] per word, in byte order, written in parallel
+// into a buffer of its exact size (appending grew poetry's 66 MB by doubling: 0.26 s). The
+// sorted list is freed on return, before compression needs its buffers.
+std::string SerializeBody(const WordCounts& words) {
+  const std::vector<std::pair<std::string_view, uint64_t>> sorted = words.Sorted();
+  constexpr size_t kChunk = size_t{1} << 16;
+  const size_t chunks = (sorted.size() + kChunk - 1) / kChunk;
+  std::vector<size_t> chunk_at(chunks + 1, 0);
+  tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+    size_t bytes = 0;
+    for (size_t i = c * kChunk; i < std::min(sorted.size(), (c + 1) * kChunk); ++i) {
+      bytes += VarintSize(sorted[i].first.size()) + sorted[i].first.size() +
+               VarintSize(sorted[i].second);
+    }
+    chunk_at[c + 1] = bytes;
+  });
+  for (size_t c = 0; c < chunks; ++c) chunk_at[c + 1] += chunk_at[c];
+  std::string body(chunk_at[chunks], '\0');
+  tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+    char* out = body.data() + chunk_at[c];
+    auto put_varint = [&out](uint64_t v) {
+      while (v >= 0x80) {
+        *out++ = static_cast<char>((v & 0x7F) | 0x80);
+        v >>= 7;
+      }
+      *out++ = static_cast<char>(v);
+    };
+    for (size_t i = c * kChunk; i < std::min(sorted.size(), (c + 1) * kChunk); ++i) {
+      put_varint(sorted[i].first.size());
+      std::memcpy(out, sorted[i].first.data(), sorted[i].first.size());
+      out += sorted[i].first.size();
+      put_varint(sorted[i].second);
+    }
+  });
+  return body;
+}
+
+}  // namespace
+
 absl::Status WriteCountsFile(const std::string& path, CountsFileHeader header,
-                             const WordCounts& words) {
+                             const WordCounts& words, int threads) {
   header.version = kCountsFormatVersion;
   header.totals.words = words.total_words();
   header.totals.unique_words = words.unique_words();
-  std::string body;
-  for (const auto& [word, count] : words.Sorted()) {
-    PutVarint(body, word.size());
-    body.append(word);
-    PutVarint(body, count);
-  }
+  const std::string body = SerializeBody(words);
+  // Streaming compression with at least one worker: its output is the same whatever the
+  // number of workers (one-shot ZSTD_compress2 with workers need not be; zstd issue 2327).
   std::string compressed(ZSTD_compressBound(body.size()), '\0');
   ZSTD_CCtx* cctx = ZSTD_createCCtx();
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, kZstdLevel);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
-  size_t n = ZSTD_compress2(cctx, compressed.data(), compressed.size(), body.data(), body.size());
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_nbWorkers, std::max(1, threads));
+  ZSTD_CCtx_setPledgedSrcSize(cctx, body.size());  // the frame states its size (readers check it)
+  ZSTD_inBuffer in{body.data(), body.size(), 0};
+  ZSTD_outBuffer out{compressed.data(), compressed.size(), 0};
+  size_t n = ZSTD_compressStream2(cctx, &out, &in, ZSTD_e_continue);
+  while (!ZSTD_isError(n)) {
+    n = ZSTD_compressStream2(cctx, &out, &in, ZSTD_e_end);
+    if (n == 0) break;
+  }
   ZSTD_freeCCtx(cctx);
   if (ZSTD_isError(n)) {
     return absl::InternalError(StrCat("zstd compression failed: ", ZSTD_getErrorName(n)));
   }
-  compressed.resize(n);
+  compressed.resize(out.pos);
 
   std::string file(kMagic, sizeof(kMagic));
   PutU32(file, header.version);

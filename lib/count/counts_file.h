@@ -61,8 +61,9 @@ std::string EffectivePattern(const PreTokenizerConfig& config);
 bool IsCountsFile(const std::string& path);
 
 // Writes header + table atomically. header.totals.words/unique_words are taken from `words`.
+// `threads`: zstd workers for the compression; the file's bytes do not depend on it.
 absl::Status WriteCountsFile(const std::string& path, CountsFileHeader header,
-                             const WordCounts& words);
+                             const WordCounts& words, int threads = 1);
 
 // Reads only the header (cheap: checks magic and version, not the checksum).
 absl::StatusOr<CountsFileHeader> ReadCountsFileHeader(const std::string& path);

@@ -169,13 +169,44 @@ uint64_t WordCounts::Get(std::string_view word) const {
 }
 
 std::vector<std::pair<std::string_view, uint64_t>> WordCounts::Sorted() const {
-  std::vector<std::pair<std::string_view, uint64_t>> entries;
+  // Each word's first 16 bytes, big-endian in two integers (zero-padded), sit beside its view:
+  // most comparisons are decided by them without following the view into the arenas (poetry,
+  // 3.35 M words: a sort of the views alone took 0.86 s on 2 threads, nearly every
+  // comparison two cache misses).
+  struct Entry {
+    uint64_t head, tail;  // bytes 0-7 and 8-15
+    std::string_view word;
+    uint64_t count;
+  };
+  auto load = [](std::string_view w, size_t from) {
+    unsigned char bytes[8] = {};
+    if (w.size() > from) std::memcpy(bytes, w.data() + from, std::min<size_t>(8, w.size() - from));
+    uint64_t v;
+    std::memcpy(&v, bytes, 8);
+    return __builtin_bswap64(v);
+  };
+  std::vector<Entry> entries;
   entries.reserve(unique_words());
-  ForEach([&](std::string_view word, uint64_t count) { entries.emplace_back(word, count); });
-  // Words are unique, so ordering by bytes alone is a total order.
-  tbb::parallel_sort(entries.begin(), entries.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-  return entries;
+  ForEach([&](std::string_view word, uint64_t count) {
+    entries.push_back({load(word, 0), load(word, 8), word, count});
+  });
+  // Words are unique, so ordering by bytes alone is a total order. Equal 16-byte prefixes with
+  // a word of at most 16 bytes: the zero padding equals the other word's bytes there, so the
+  // shorter word is a prefix of the other and comes first.
+  tbb::parallel_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    if (a.head != b.head) return a.head < b.head;
+    if (a.tail != b.tail) return a.tail < b.tail;
+    if (a.word.size() <= 16 || b.word.size() <= 16) return a.word.size() < b.word.size();
+    return a.word.substr(16) < b.word.substr(16);
+  });
+  std::vector<std::pair<std::string_view, uint64_t>> sorted(entries.size());
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, entries.size(), 1 << 16),
+                    [&](const tbb::blocked_range<size_t>& r) {
+                      for (size_t i = r.begin(); i < r.end(); ++i) {
+                        sorted[i] = {entries[i].word, entries[i].count};
+                      }
+                    });
+  return sorted;
 }
 
 size_t WordCounts::MemoryBytes() const {
