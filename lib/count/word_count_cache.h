@@ -1,15 +1,21 @@
 // WordCountCache: a small direct-mapped cache of word counts in front of a WordCounts table,
 // for the counting hot path. Word frequencies are Zipfian, so most pieces hit a compact array
 // that stays in the core's cache instead of probing the large table; an evicted entry adds its
-// count to the table. Words of up to 15 bytes are cached, packed into two 64-bit keys (so a
-// lookup is two integer compares); longer words go to the table directly.
+// count to the table. Words of up to 7 bytes (most pieces of real text) are cached, packed into
+// a 64-bit key as the table packs them (a lookup is one integer compare); longer words go to
+// the table directly.
+//
+// Why not longer words: this cache once took words of up to 15 bytes (two keys). Where such
+// words are many and even (poetry: millions of distinct 3-5 character CJK words) nearly every
+// lookup missed and evicted, and counting poetry took 2.05 s against 1.58 s without them (one
+// thread); linux_c_100m took 0.65 s against 0.66 s, brown and linux_docs the same
+// (bench/RESULTS.md, "Counting").
 //
 // Contract: the table's counts are exact after Flush() (or destruction); until then they lag.
 // One cache per thread and table; the table must outlive the cache.
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <string_view>
 
@@ -26,59 +32,38 @@ class WordCountCache {
   WordCountCache& operator=(const WordCountCache&) = delete;
 
   void Add(std::string_view word) {
-    size_t n = word.size();
-    if (n > kMaxCached) {
+    if (word.size() > WordCounts::kMaxShortWord) {
       table_->Add(word);
       return;
     }
-    uint64_t lo, hi;
-    if (n <= WordCounts::kMaxShortWord) {
-      // Same packing as the table's short words: bytes, then the length in the top byte.
-      lo = WordCounts::PackShort(word);
-      hi = 0;
-    } else {
-      std::memcpy(&lo, word.data(), 8);
-      std::memcpy(&hi, word.data() + n - 8, 8);
-      hi = ((hi >> 1) >> (8 * (16 - n) - 1)) | (static_cast<uint64_t>(n) << 56);  // bytes 8..n
-    }
-    Entry& entry = entries_[((lo ^ (hi * 0xC2B2AE3D27D4EB4Full)) * 0x9E3779B97F4A7C15ull) >> (64 - kBits)];
-    if (entry.lo == lo && entry.hi == hi) {
+    // Bytes, then the length in the top byte: never 0 (pieces are not empty), so 0 marks an
+    // empty entry.
+    const uint64_t key = WordCounts::PackShort(word);
+    Entry& entry = entries_[(key * 0x9E3779B97F4A7C15ull) >> (64 - kBits)];
+    if (entry.key == key) {
       ++entry.count;
       return;
     }
-    if (entry.count != 0) Evict(entry);
-    entry.lo = lo;
-    entry.hi = hi;
+    if (entry.count != 0) table_->AddPacked(entry.key, entry.count);
+    entry.key = key;
     entry.count = 1;
   }
 
   // Adds every cached count to the table and empties the cache.
   void Flush() {
     for (size_t i = 0; i < kEntries; ++i) {
-      if (entries_[i].count != 0) Evict(entries_[i]);
+      if (entries_[i].count != 0) table_->AddPacked(entries_[i].key, entries_[i].count);
       entries_[i] = Entry();
     }
   }
 
  private:
-  static constexpr size_t kMaxCached = 15;
-  static constexpr int kBits = 15;  // 32768 entries of 24 bytes: 768 KiB
+  static constexpr int kBits = 15;  // 32768 entries of 16 bytes: 512 KiB
   static constexpr size_t kEntries = size_t{1} << kBits;
   struct Entry {
-    uint64_t lo = 0;
-    uint64_t hi = 0;
+    uint64_t key = 0;
     uint64_t count = 0;
   };
-  void Evict(const Entry& entry) {
-    if (entry.hi == 0) {
-      table_->AddPacked(entry.lo, entry.count);
-      return;
-    }
-    char bytes[16];
-    std::memcpy(bytes, &entry.lo, 8);
-    std::memcpy(bytes + 8, &entry.hi, 8);
-    table_->Add(std::string_view(bytes, static_cast<size_t>(entry.hi >> 56)), entry.count);
-  }
 
   WordCounts* table_;
   std::unique_ptr<Entry[]> entries_;
