@@ -24,6 +24,7 @@
 //    took 0.22 s to heap 5.5 M pairs.)
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -41,7 +42,7 @@ class MergeQueue {
   // `tokens` (the bytes of every id) must outlive the queue; it may grow. `min_heap`: see
   // Fill (tests make it small).
   MergeQueue(const std::vector<std::string>& tokens, bool id_ties, size_t min_heap = kMinHeap)
-      : tokens_(tokens), id_ties_(id_ties), min_heap_(min_heap) {}
+      : tokens_(tokens), id_ties_(id_ties), min_heap_(std::max<size_t>(min_heap, 1)) {}
 
   void Push(uint64_t count, PairKey key);
   // Builds the heap from all pairs with their counts (initial fill): pair keys[i] has count
