@@ -98,31 +98,38 @@ INSTANTIATE_TEST_SUITE_P(Tiers, MergeQueueTest,
 
 TEST(PairIndex, BuildGivesEveryPairItsCountAndWords) {
   std::mt19937_64 rng(7);
+  constexpr TokenId kLefts = 3000;
   std::map<PairKey, uint64_t> truth;
-  while (truth.size() < 5000) truth[MakePairKey(rng() % 3000, rng() % 3000)] = 1 + rng() % 50;
+  while (truth.size() < 5000) truth[MakePairKey(rng() % kLefts, rng() % kLefts)] = 1 + rng() % 50;
+  // Grouped by left token (increasing right, as a map iterates); some pairs have no words.
+  std::vector<std::vector<RightPair>> groups(kLefts);
+  std::vector<uint64_t> ends(kLefts, 0), first(truth.size()), last(truth.size());
   std::vector<PairKey> keys;
-  std::vector<uint64_t> counts, offsets;
   uint64_t at = 0;
-  for (const auto& [key, count] : truth) {
-    keys.push_back(key);
-    counts.push_back(count);
-    offsets.push_back(at);
-    at += PairLeft(key) % 3;  // some pairs have no words
+  for (TokenId l = 0; l < kLefts; ++l) {
+    for (auto it = truth.lower_bound(MakePairKey(l, 0));
+         it != truth.end() && PairLeft(it->first) == l; ++it) {
+      first[keys.size()] = at;
+      groups[l].push_back({PairRight(it->first), it->second, at});
+      at += PairRight(it->first) % 3;
+      last[keys.size()] = at;
+      keys.push_back(it->first);
+    }
+    ends[l] = at;
   }
-  offsets.push_back(at);
   HugeArray<WordRef> words(at);
   for (uint64_t i = 0; i < at; ++i) words[i] = static_cast<WordRef>(i);
   PairIndex index;
-  index.Build(std::move(words), keys, counts, offsets);
+  index.Build(std::move(words), PairsByLeft{groups, ends});
   EXPECT_EQ(index.size(), truth.size());
-  // Pairs of tokens Build never saw go to shards of their own.
-  index.AddCount(MakePairKey(5000, 7), 3);
-  EXPECT_EQ(index.count(MakePairKey(5000, 7)), 3u);
+  // Pairs of tokens Build never saw go to a shard too.
+  index.AddCount(MakePairKey(kLefts + 5, 7), 3);
+  EXPECT_EQ(index.count(MakePairKey(kLefts + 5, 7)), 3u);
   for (size_t i = 0; i < keys.size(); ++i) {
-    ASSERT_EQ(index.count(keys[i]), counts[i]);
+    ASSERT_EQ(index.count(keys[i]), truth[keys[i]]);
     std::span<const WordRef> got = index.TakeWords(keys[i]);
-    ASSERT_EQ(got.size(), offsets[i + 1] - offsets[i]);
-    for (size_t k = 0; k < got.size(); ++k) ASSERT_EQ(got[k], offsets[i] + k);
+    ASSERT_EQ(got.size(), last[i] - first[i]);
+    for (size_t k = 0; k < got.size(); ++k) ASSERT_EQ(got[k], first[i] + k);
     EXPECT_EQ(index.count(keys[i]), 0u);
   }
   EXPECT_EQ(index.size(), 1u);

@@ -845,12 +845,7 @@ void Trainer::CountPairsOfWords() {
   std::vector<std::vector<uint64_t>>().swap(cursor);
   // Pass 3: per left token, count by right token and write the word lists, in (right, word)
   // order, over the group's own range of the flat list.
-  struct GroupPair {
-    TokenId right;
-    uint64_t count;
-    uint64_t offset;
-  };
-  std::vector<std::vector<GroupPair>> group_pairs(vocab);
+  std::vector<std::vector<RightPair>> group_pairs(vocab);
   HugeArray<WordRef> flat(total);
   struct Dense {
     std::vector<uint64_t> count;
@@ -872,7 +867,7 @@ void Trainer::CountPairsOfWords() {
           d.count[entry.right] += entry.count;
         }
         std::sort(d.touched.begin(), d.touched.end());
-        std::vector<GroupPair>& out = group_pairs[l];
+        std::vector<RightPair>& out = group_pairs[l];
         out.reserve(d.touched.size());
         uint64_t at = group[l];
         for (TokenId right : d.touched) {
@@ -889,33 +884,12 @@ void Trainer::CountPairsOfWords() {
     });
   });
   entries = HugeArray<Entry>();  // frees them
-  // The groups' pairs in one list (key order), each group written at its place in parallel.
-  std::vector<size_t> first_pair(vocab + 1, 0);
-  for (size_t l = 0; l < vocab; ++l) first_pair[l + 1] = first_pair[l] + group_pairs[l].size();
-  const size_t num_pairs = first_pair[vocab];
-  std::vector<PairKey> keys(num_pairs);
-  std::vector<uint64_t> counts(num_pairs), offsets(num_pairs + 1);
+  // The index's shards are filled in parallel from the groups, beside the queue (which heaps
+  // only the pairs of the highest counts; merge_queue.h).
+  const PairsByLeft pairs{group_pairs, std::span<const uint64_t>(group).subspan(1)};
   arena_.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, vocab, 256),
-                      [&](const tbb::blocked_range<size_t>& range) {
-      for (size_t l = range.begin(); l < range.end(); ++l) {
-        size_t at = first_pair[l];
-        for (const GroupPair& p : group_pairs[l]) {
-          keys[at] = MakePairKey(static_cast<TokenId>(l), p.right);
-          counts[at] = p.count;
-          offsets[at] = p.offset;
-          ++at;
-        }
-        std::vector<GroupPair>().swap(group_pairs[l]);
-      }
-    });
-  });
-  offsets[num_pairs] = total;
-  // The index's shards are filled in parallel, beside the queue (which heaps only the pairs of
-  // the highest counts; merge_queue.h).
-  arena_.execute([&] {
-    tbb::parallel_invoke([&] { pairs_.Build(std::move(flat), keys, counts, offsets); },
-                         [&] { queue_.Fill(keys, counts); });
+    tbb::parallel_invoke([&] { pairs_.Build(std::move(flat), pairs); },
+                         [&] { queue_.Fill(pairs); });
   });
 }
 

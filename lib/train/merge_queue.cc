@@ -35,21 +35,35 @@ size_t MergeQueue::size() const {
 }
 
 void MergeQueue::Fill(std::span<const PairKey> keys, std::span<const uint64_t> counts) {
+  FillWith([&](auto&& f) {
+    for (size_t i = 0; i < keys.size(); ++i) f(keys[i], counts[i]);
+  });
+}
+
+void MergeQueue::Fill(const PairsByLeft& pairs) {
+  FillWith([&](auto&& f) {
+    pairs.ForEach(0, pairs.groups.size(),
+                  [&](PairKey key, uint64_t count, uint64_t, uint64_t) { f(key, count); });
+  });
+}
+
+template <typename ForEach>
+void MergeQueue::FillWith(ForEach&& for_each) {
   heap_.clear();
   for (std::vector<Entry>& w : waiting_) w.clear();
   // The tiers, highest first, that make up at least min_heap_ entries go to the heap.
   size_t in_tier[64] = {};
-  for (uint64_t c : counts) ++in_tier[Tier(c)];
+  for_each([&](PairKey, uint64_t count) { ++in_tier[Tier(count)]; });
   heaped_tier_ = 64;
   size_t heaped = 0;
   while (heaped_tier_ > 0 && heaped < min_heap_) heaped += in_tier[--heaped_tier_];
   floor_ = heaped_tier_ > 0 ? uint64_t{1} << heaped_tier_ : 0;
   heap_.reserve(heaped);
   for (int k = 0; k < heaped_tier_; ++k) waiting_[k].reserve(in_tier[k]);
-  for (size_t i = 0; i < keys.size(); ++i) {
-    const int tier = Tier(counts[i]);
-    (tier >= heaped_tier_ ? heap_ : waiting_[tier]).push_back({counts[i], keys[i]});
-  }
+  for_each([&](PairKey key, uint64_t count) {
+    const int tier = Tier(count);
+    (tier >= heaped_tier_ ? heap_ : waiting_[tier]).push_back({count, key});
+  });
   MakeHeap();
 }
 

@@ -48,6 +48,8 @@ class MergeQueue {
   // Builds the heap from all pairs with their counts (initial fill): pair keys[i] has count
   // counts[i]. Needs no PairIndex, so it may run while the index is built.
   void Fill(std::span<const PairKey> keys, std::span<const uint64_t> counts);
+  // The same from pairs grouped by left token (a resumed run's).
+  void Fill(const PairsByLeft& pairs);
   // Sets *best to the pair with the highest current count (by the order above) and removes it
   // from the queue; false when no pair has a non-zero count.
   bool PopBest(const PairIndex& pairs, PairKey* best);
@@ -62,6 +64,9 @@ class MergeQueue {
   // True when x is to be merged after y (x is "less" in the max-heap).
   bool After(const Entry& x, const Entry& y) const;
   bool TieBefore(PairKey x, PairKey y) const;
+  // Fill's work: for_each(f) calls f(key, count) for every pair.
+  template <typename ForEach>
+  void FillWith(ForEach&& for_each);
   // Heaps all of heap_ at once, comparing ties by the tokens' ranks (fast for millions).
   void MakeHeap();
   // Moves the highest waiting tier into the heap; false when none waits.

@@ -61,44 +61,57 @@ void PairIndex::AddWordBlock(HugeArray<WordRef> words, std::span<const PairKey> 
   blocks_.push_back({live > 0 ? std::move(words) : HugeArray<WordRef>(), live});
 }
 
-void PairIndex::Build(HugeArray<WordRef> words, std::span<const PairKey> keys,
-                      std::span<const uint64_t> counts, std::span<const uint64_t> offsets) {
+void PairIndex::Build(HugeArray<WordRef> words, const PairsByLeft& pairs) {
   assert(size() == 0 && blocks_.empty());
-  assert(std::is_sorted(keys.begin(), keys.end()));
-  const size_t n = keys.size();
+  const size_t lefts = pairs.groups.size();
+  size_t n = 0;
+  for (const std::vector<RightPair>& g : pairs.groups) n += g.size();
   // Shards are ranges of left tokens holding about n / kShards pairs each (a left token's
-  // pairs are never split), so each shard fills from one run of the sorted keys.
-  const TokenId lefts = n > 0 ? PairLeft(keys.back()) + 1 : 0;
+  // pairs are never split), so each shard fills from one run of groups.
   shard_of_left_.assign(lefts, 0);
-  std::array<size_t, kShards + 1> begin{};
-  size_t i = 0;
+  std::array<size_t, kShards + 1> first_left{};
+  size_t l = 0, seen = 0;
   for (size_t s = 0; s < kShards; ++s) {
-    begin[s] = i;
+    first_left[s] = l;
     const size_t target = n * (s + 1) / kShards;
-    while (i < n && (i < target || (i > 0 && PairLeft(keys[i]) == PairLeft(keys[i - 1])))) {
-      shard_of_left_[PairLeft(keys[i])] = static_cast<uint8_t>(s);
-      ++i;
+    while (l < lefts && (seen < target || pairs.groups[l].empty())) {
+      shard_of_left_[l] = static_cast<uint8_t>(s);
+      seen += pairs.groups[l].size();
+      ++l;
     }
   }
-  begin[kShards] = n;
+  first_left[kShards] = lefts;
   const uint32_t block = 0;
   std::atomic<uint32_t> live{0};
   tbb::parallel_for(size_t{0}, kShards, [&](size_t s) {
     Map& map = shards_[s];
-    map.reserve(begin[s + 1] - begin[s]);
+    size_t in_shard = 0;
+    for (size_t k = first_left[s]; k < first_left[s + 1]; ++k) in_shard += pairs.groups[k].size();
+    map.reserve(in_shard);
     uint32_t shard_live = 0;
     // Each insertion misses the cache; asking for the slot a few pairs ahead overlaps them.
     constexpr size_t kPrefetchAhead = 8;
-    for (size_t i = begin[s]; i < begin[s + 1]; ++i) {
-      if (i + kPrefetchAhead < begin[s + 1]) map.prefetch(keys[i + kPrefetchAhead]);
-      assert(counts[i] > 0);
-      const uint64_t first = offsets[i], end = offsets[i + 1];
-      Pair pair{.count = counts[i], .words = words.data() + first,
-                .num_words = static_cast<uint32_t>(end - first), .block = block};
-      if (pair.num_words == 0) pair.words = nullptr;
-      shard_live += pair.num_words > 0;
-      map.emplace(keys[i], pair);
-    }
+    size_t ahead_left = first_left[s], ahead_j = 0;
+    auto prefetch_next = [&] {
+      while (ahead_left < first_left[s + 1] && ahead_j == pairs.groups[ahead_left].size()) {
+        ++ahead_left;
+        ahead_j = 0;
+      }
+      if (ahead_left == first_left[s + 1]) return;
+      map.prefetch(MakePairKey(static_cast<TokenId>(ahead_left),
+                               pairs.groups[ahead_left][ahead_j++].right));
+    };
+    for (size_t k = 0; k < kPrefetchAhead; ++k) prefetch_next();
+    pairs.ForEach(first_left[s], first_left[s + 1],
+                  [&](PairKey key, uint64_t count, uint64_t begin, uint64_t end) {
+                    prefetch_next();
+                    assert(count > 0);
+                    Pair pair{.count = count, .words = words.data() + begin,
+                              .num_words = static_cast<uint32_t>(end - begin), .block = block};
+                    if (pair.num_words == 0) pair.words = nullptr;
+                    shard_live += pair.num_words > 0;
+                    map.emplace(key, pair);
+                  });
     live += shard_live;
   });
   blocks_.push_back({live > 0 ? std::move(words) : HugeArray<WordRef>(), live.load()});

@@ -39,6 +39,31 @@ inline PairKey MakePairKey(TokenId left, TokenId right) {
 inline TokenId PairLeft(PairKey key) { return static_cast<TokenId>(key >> 32); }
 inline TokenId PairRight(PairKey key) { return static_cast<TokenId>(key); }
 
+// Pairs grouped by left token, as a resumed run counts them: groups[l] holds the pairs
+// (l, right), in increasing right, each with its count (non-zero) and the offset of its words
+// in one block; a pair's words end where the next pair's begin, the group's last pair's at
+// ends[l].
+struct RightPair {
+  TokenId right;
+  uint64_t count;
+  uint64_t offset;
+};
+struct PairsByLeft {
+  std::span<const std::vector<RightPair>> groups;
+  std::span<const uint64_t> ends;
+  // Calls f(key, count, first word, end of its words) for every pair, in key order.
+  template <typename F>
+  void ForEach(size_t first_left, size_t end_left, F&& f) const {
+    for (size_t l = first_left; l < end_left; ++l) {
+      const std::vector<RightPair>& g = groups[l];
+      for (size_t j = 0; j < g.size(); ++j) {
+        f(MakePairKey(static_cast<TokenId>(l), g[j].right), g[j].count, g[j].offset,
+          j + 1 < g.size() ? g[j + 1].offset : ends[l]);
+      }
+    }
+  }
+};
+
 class PairIndex {
  public:
   size_t size() const;
@@ -47,12 +72,10 @@ class PairIndex {
     auto it = map.find(key);
     return it == map.end() ? 0 : it->second.count;
   }
-  // Fills an empty table at once: pair keys[i] (in increasing order) gets count counts[i]
-  // (non-zero) and the words
-  // words[offsets[i], offsets[i + 1]) (one block). One hash insertion per pair; the shards
-  // are filled in parallel (oneTBB, in the calling arena).
-  void Build(HugeArray<WordRef> words, std::span<const PairKey> keys,
-             std::span<const uint64_t> counts, std::span<const uint64_t> offsets);
+  // Fills an empty table at once: each pair of `pairs` gets its count and its words from
+  // `words` (one block). One hash insertion per pair; the shards are filled in parallel
+  // (oneTBB, in the calling arena).
+  void Build(HugeArray<WordRef> words, const PairsByLeft& pairs);
 
   // Adds `delta` to the count of `key` (adding the pair if new; the result must not be
   // negative) and returns the new count. At zero the pair is dropped.
