@@ -16,13 +16,15 @@ void PairIndex::Release(const Pair& pair) {
 }
 
 size_t PairIndex::size() const {
-  size_t n = 0;
-  for (const Map& map : shards_) n += map.size();
+  size_t n = main_.size();
+  if (shards_ != nullptr) {
+    for (size_t s = 0; s < kShards; ++s) n += shards_[s].size();
+  }
   return n;
 }
 
 uint64_t PairIndex::AddCount(PairKey key, int64_t delta) {
-  Map& map = shards_[Shard(key)];
+  Map& map = MapOf(key);
   auto [it, inserted] = map.try_emplace(key);
   Pair& pair = it->second;
   assert(delta >= 0 || pair.count >= static_cast<uint64_t>(-delta));
@@ -44,7 +46,7 @@ void PairIndex::AddWordBlock(HugeArray<WordRef> words, std::span<const PairKey> 
   for (size_t i = 0; i < keys.size(); ++i) {
     const uint64_t begin = offsets[i], end = offsets[i + 1];
     if (begin == end) continue;
-    Map& map = shards_[Shard(keys[i])];
+    Map& map = MapOf(keys[i]);
     auto it = map.find(keys[i]);
     if (it == map.end()) continue;  // its count went back to zero: it occurs nowhere
     Pair& pair = it->second;
@@ -69,6 +71,8 @@ void PairIndex::Build(HugeArray<WordRef> words, const PairsByLeft& pairs) {
   // Shards are ranges of left tokens holding about n / kShards pairs each (a left token's
   // pairs are never split), so each shard fills from one run of groups.
   shard_of_left_.assign(lefts, 0);
+  shards_ = std::make_unique<Map[]>(kShards);
+  shard_lefts_ = static_cast<TokenId>(lefts);
   std::array<size_t, kShards + 1> first_left{};
   size_t l = 0, seen = 0;
   for (size_t s = 0; s < kShards; ++s) {
@@ -119,7 +123,7 @@ void PairIndex::Build(HugeArray<WordRef> words, const PairsByLeft& pairs) {
 
 std::span<const WordRef> PairIndex::TakeWords(PairKey key) {
   retired_.clear();
-  Map& map = shards_[Shard(key)];
+  Map& map = MapOf(key);
   auto it = map.find(key);
   if (it == map.end()) return {};
   const Pair pair = it->second;

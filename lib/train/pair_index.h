@@ -14,14 +14,15 @@
 //    pair receive words twice (only possible if a merge reused an id), the extra words are
 //    kept aside and merged in, without repeats, when the pair is taken.
 //  - A block is freed once none of its pairs is alive.
-//  - One hash lookup per pair change: the map holds the pair's data itself. The map is split
-//    into kShards shards by left token, so that Build fills them in parallel, each from one
-//    run of its sorted keys (a resumed poetry run inserts 5.5 M pairs: 0.44 s on one thread).
+//  - One hash lookup per pair change: the map holds the pair's data itself. Build splits it
+//    into kShards shards by left token, so that they fill in parallel, each from one run of
+//    groups (a resumed poetry run inserts 5.5 M pairs: 0.44 s on one thread).
 //  - Not thread-safe: the trainer changes it from one thread, between parallel phases (Build
 //    runs its own parallel loop, in the calling task arena).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -68,7 +69,7 @@ class PairIndex {
  public:
   size_t size() const;
   uint64_t count(PairKey key) const {
-    const Map& map = shards_[Shard(key)];
+    const Map& map = MapOf(key);
     auto it = map.find(key);
     return it == map.end() ? 0 : it->second.count;
   }
@@ -103,15 +104,19 @@ class PairIndex {
   };
   using Map = absl::flat_hash_map<PairKey, Pair>;
   static constexpr size_t kShards = 64;
-  // By left token: Build's ranges for the tokens it saw; shard 0 for the others (all pairs,
-  // when the table was not built by Build: 64 shards made the merge loop 3-6% slower).
-  size_t Shard(PairKey key) const {
+  // The map of `key`: Build's shard for the left tokens it saw (ranges of them), `main_` for
+  // the others, which is every pair when Build was not used (training from the start keeps
+  // one table: a lookup that went through a shard table there made the merge loop 3% slower).
+  Map& MapOf(PairKey key) {
     const TokenId left = PairLeft(key);
-    return left < shard_of_left_.size() ? shard_of_left_[left] : 0;
+    return left < shard_lefts_ ? shards_[shard_of_left_[left]] : main_;
   }
+  const Map& MapOf(PairKey key) const { return const_cast<PairIndex*>(this)->MapOf(key); }
   void Release(const Pair& pair);
 
-  Map shards_[kShards];
+  Map main_;
+  TokenId shard_lefts_ = 0;                // left tokens Build sharded: [0, shard_lefts_)
+  std::unique_ptr<Map[]> shards_;          // kShards maps, made by Build
   std::vector<uint8_t> shard_of_left_;
   std::vector<Block> blocks_;
   // Words given to a pair that already had a list (see the contract).
