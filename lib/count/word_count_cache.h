@@ -7,9 +7,9 @@
 //
 // Why not longer words: this cache once took words of up to 15 bytes (two keys). Where such
 // words are many and even (poetry: millions of distinct 3-5 character CJK words) nearly every
-// lookup missed and evicted. tokenmill count, one thread, medians of 5: poetry 1.90 s with
-// them, 1.67 s without; linux_c_100m 0.66 s and 0.62 s; brown and linux_docs the same
-// (bench/RESULTS.md, "Counting").
+// lookup missed and evicted. tokenmill count's counting phase, one thread, medians of 6 (two
+// builds alternating): poetry 2.21 s with them, 1.60 s without; linux_c_100m 0.64 s and
+// 0.62 s; brown and linux_docs the same (bench/RESULTS.md, "Counting").
 //
 // Contract: the table's counts are exact after Flush() (or destruction); until then they lag.
 // One cache per thread and table; the table must outlive the cache.
