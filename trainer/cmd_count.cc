@@ -9,7 +9,6 @@
 #include "count/count_corpus.h"
 #include "count/counts_file.h"
 #include "flags.h"
-#include "oneapi/tbb/info.h"
 
 namespace tokenmill::cli {
 namespace {
@@ -95,10 +94,8 @@ int RunCount(int argc, char** argv) {
     return kExitFailure;
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const int threads =
-      options.corpus.threads > 0 ? options.corpus.threads : tbb::info::default_concurrency();
   if (absl::Status s = WriteCountsFile(options.output, MakeCountsFileHeader(options.corpus, *counts),
-                                       counts->words, threads);
+                                       counts->words, ThreadCount(options.corpus.threads));
       !s.ok()) {
     PrintError("count", s);
     return kExitFailure;

@@ -309,8 +309,6 @@ absl::StatusOr<std::string> Decompress(std::string_view frame, std::string_view 
   return out;
 }
 
-}  // namespace
-
 absl::Status NotTheTable(std::string_view source, std::string_view checkpoint,
                          std::string_view what) {
   return absl::DataLossError(
@@ -349,6 +347,8 @@ absl::StatusOr<std::string_view> TableFrame(std::string_view data, std::string_v
   if (crc != frame_crc) return bad(kTableDamaged);
   return frame;
 }
+
+}  // namespace
 
 absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_view source,
                                            const TableFileReader& read_table_file,

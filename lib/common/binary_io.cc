@@ -3,11 +3,8 @@
 namespace tokenmill {
 
 void BinaryWriter::Varint(uint64_t value) {
-  while (value >= 0x80) {
-    out_->push_back(static_cast<char>((value & 0x7F) | 0x80));
-    value >>= 7;
-  }
-  out_->push_back(static_cast<char>(value));
+  char bytes[10];
+  out_->append(bytes, static_cast<size_t>(EncodeVarint(value, bytes) - bytes));
 }
 
 void BinaryWriter::Bytes(std::string_view bytes) {

@@ -18,6 +18,16 @@ inline size_t VarintSize(uint64_t value) {
   return static_cast<size_t>(1 + (std::bit_width(value | 1) - 1) / 7);
 }
 
+// Writes `value` as a LEB128 varint (VarintSize(value) bytes) at `out`; returns the end.
+inline char* EncodeVarint(uint64_t value, char* out) {
+  while (value >= 0x80) {
+    *out++ = static_cast<char>((value & 0x7F) | 0x80);
+    value >>= 7;
+  }
+  *out++ = static_cast<char>(value);
+  return out;
+}
+
 class BinaryWriter {
  public:
   explicit BinaryWriter(std::string* out) : out_(out) {}

@@ -288,11 +288,11 @@ absl::Status CheckCompatible(const std::string& path, const CountsFileHeader& he
   return absl::OkStatus();
 }
 
+}  // namespace
+
 int ThreadCount(int requested) {
   return requested > 0 ? requested : std::max(1, tbb::info::default_concurrency());
 }
-
-}  // namespace
 
 CountTotals CorpusCounts::Totals() const {
   CountTotals t;

@@ -63,6 +63,9 @@ absl::Status ValidateCountCorpusOptions(const CountCorpusOptions& options);
 
 absl::StatusOr<CorpusCounts> CountCorpus(const CountCorpusOptions& options);
 
+// The threads a `threads` option asks for: itself when positive, else all cores (at least 1).
+int ThreadCount(int requested);
+
 // The header a counts file of `counts` made with `options` carries.
 CountsFileHeader MakeCountsFileHeader(const CountCorpusOptions& options, const CorpusCounts& counts);
 

@@ -194,18 +194,11 @@ std::string SerializeBody(const WordCounts& words) {
   std::string body(chunk_at[chunks], '\0');
   tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
     char* out = body.data() + chunk_at[c];
-    auto put_varint = [&out](uint64_t v) {
-      while (v >= 0x80) {
-        *out++ = static_cast<char>((v & 0x7F) | 0x80);
-        v >>= 7;
-      }
-      *out++ = static_cast<char>(v);
-    };
     for (size_t i = c * kChunk; i < std::min(sorted.size(), (c + 1) * kChunk); ++i) {
-      put_varint(sorted[i].first.size());
+      out = EncodeVarint(sorted[i].first.size(), out);
       std::memcpy(out, sorted[i].first.data(), sorted[i].first.size());
       out += sorted[i].first.size();
-      put_varint(sorted[i].second);
+      out = EncodeVarint(sorted[i].second, out);
     }
   });
   return body;
