@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "corpus/byte_stream.h"
+#include "corpus/input_files.h"
 #include "count/count_text.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -291,6 +293,85 @@ TEST(CountCorpus, BinaryAndInvalidUtf8AreCountedLosslesslyAndReported) {
   uint64_t bytes = 0;
   counts.words.ForEach([&](std::string_view word, uint64_t count) { bytes += word.size() * count; });
   EXPECT_EQ(bytes, invalid.size() + binary.size());
+}
+
+// Reads `path` through a ByteStream `capacity` bytes at a time, until the end or an error;
+// returns the bytes and the error ("" at a clean end).
+std::pair<std::string, std::string> ReadInSteps(const std::string& path, size_t capacity) {
+  auto inputs = ResolveInputs({path}, InputSelection{});
+  EXPECT_TRUE(inputs.ok()) << inputs.status();
+  auto stream = ByteStream::Open(inputs->front());
+  EXPECT_TRUE(stream.ok()) << stream.status();
+  std::string bytes, chunk(capacity, '\0');
+  while (true) {
+    absl::StatusOr<size_t> got = (*stream)->Read(chunk.data(), capacity);
+    if (!got.ok()) return {bytes, std::string(got.status().message())};
+    if (*got == 0) return {bytes, ""};
+    bytes.append(chunk, 0, *got);
+  }
+}
+
+TEST(ByteStream, DamagedInputYieldsTheSameBytesAndErrorWhateverTheReadSize) {
+  TempDir dir;
+  std::string text = MixedText(40000, 9);  // several zstd blocks
+  std::string zst = Zstd(text), gz = Gzip(text);
+  std::string corrupt = zst;
+  corrupt[corrupt.size() * 3 / 4] ^= 0x55;
+  std::string files[] = {dir.Write("cut.txt.zst", zst.substr(0, zst.size() / 2)),
+                         dir.Write("cut.txt.gz", gz.substr(0, gz.size() / 2)),
+                         dir.Write("bad.txt.zst", corrupt)};
+  for (const std::string& path : files) {
+    auto [bytes, error] = ReadInSteps(path, size_t{1} << 20);
+    EXPECT_THAT(error, HasSubstr(path)) << path;
+    EXPECT_GT(bytes.size(), 0u) << path;
+    EXPECT_EQ(bytes, text.substr(0, bytes.size())) << path;  // a true prefix of the text
+    for (size_t capacity : {1, 7, 4096, 65537}) {
+      auto [small_bytes, small_error] = ReadInSteps(path, capacity);
+      EXPECT_EQ(small_bytes.size(), bytes.size()) << path << " read " << capacity << " at a time";
+      EXPECT_TRUE(small_bytes == bytes) << path << " read " << capacity << " at a time";
+      EXPECT_EQ(small_error, error) << path << " read " << capacity << " at a time";
+    }
+  }
+}
+
+TEST(CountCorpus, TheFirstProblemInInputOrderIsReportedWhateverTheBatchSizeOrThreads) {
+  TempDir dir;
+  auto error = [](CountCorpusOptions options, size_t batch, int threads) {
+    options.shard_bytes = options.batch_bytes = batch;
+    options.threads = threads;
+    absl::StatusOr<CorpusCounts> counts = CountCorpus(options);
+    return counts.ok() ? std::string("ok") : std::string(counts.status().message());
+  };
+  // A bad record before the point where a stream is cut short is the first problem, also
+  // when the whole stream is one batch (the fuzz target found this).
+  std::string records;
+  for (int i = 0; i < 30000; ++i) records += "{\"text\":\"record " + std::to_string(i) + "\"}\n";
+  std::string jsonl = records.substr(0, 1000) + "{oops}\n" + records;
+  std::string zst = Zstd(jsonl);
+  std::string cut = dir.Write("cut.jsonl.zst", zst.substr(0, zst.size() * 2 / 3));
+  std::string cut_clean = dir.Write("clean.jsonl.zst", Zstd(records).substr(0, Zstd(records).size() * 2 / 3));
+  std::string first_error = error(Quiet({cut_clean}), size_t{1} << 20, 1);
+  EXPECT_THAT(first_error, HasSubstr("'" + cut_clean + "' is truncated"));
+  for (size_t batch : {size_t{3}, size_t{100}, size_t{1} << 20}) {
+    for (int threads : {1, 2}) {
+      EXPECT_THAT(error(Quiet({cut}), batch, threads), HasSubstr(cut + ":"))
+          << "batch " << batch << ", " << threads << " threads";
+      EXPECT_THAT(error(Quiet({cut}), batch, threads), HasSubstr(": malformed JSON"));
+      CountCorpusOptions skip = Quiet({cut});
+      skip.skip_bad_records = true;
+      EXPECT_THAT(error(skip, batch, threads), HasSubstr("'" + cut + "' is truncated"));
+      // The message, with the bytes decompressed before the cut, is the same for every size.
+      EXPECT_EQ(error(Quiet({cut_clean}), batch, threads), first_error)
+          << "batch " << batch << ", " << threads << " threads";
+    }
+  }
+  // Across files: the bad record of the first file is reported, not the second file's, though
+  // the second is a stream read first and fails at once.
+  std::string first = dir.Write("a.jsonl", records + "{oops}\n");
+  std::string second = dir.Write("b.jsonl.gz", Gzip("{bad}\n" + records));
+  for (int round = 0; round < 5; ++round) {
+    EXPECT_THAT(error(Quiet({first, second}), 64, 2), HasSubstr(first + ":30001: malformed JSON"));
+  }
 }
 
 TEST(CountCorpus, BadInputsFailNamingThem) {

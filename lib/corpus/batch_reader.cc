@@ -160,6 +160,21 @@ absl::Status BatchReader::Fill(const Ticket& ticket, Batch* batch) {
   return absl::InternalError("ticket for an unknown stream");
 }
 
+void BatchReader::Abandon(const Ticket& ticket) {
+  if (!ticket.stream) return;
+  for (auto& stream : streams_) {
+    if (stream->input != ticket.input) continue;
+    {
+      std::lock_guard<std::mutex> lock(stream->mu);
+      stream->ended = true;
+      stream->done.store(true, std::memory_order_release);
+      stream->source.reset();
+    }
+    stream->outstanding.fetch_sub(1, std::memory_order_acq_rel);
+    return;
+  }
+}
+
 absl::Status BatchReader::FillShard(const Ticket& ticket, Batch* batch) {
   const InputFile& input = inputs_[ticket.input];
   const CutRule& rule = cut_rules_[ticket.input];
@@ -232,8 +247,19 @@ absl::Status BatchReader::FillStream(Stream& stream, Batch* batch) {
     buffer.resize(old_size + want);
     absl::StatusOr<size_t> got = stream.source->Read(buffer.data() + old_size, want);
     if (!got.ok()) {
+      // The whole documents read before the fault still make a batch, so that a problem in
+      // them is found and reported before this error whatever the batch size.
+      buffer.resize(old_size);
+      size_t last = rule.LastCut(buffer);
+      size_t end = last == CutRule::npos ? 0 : last;
+      batch->begin = 0;
+      batch->end = end;
+      batch->offset = stream.offset;
+      batch->first_line = stream.line;
+      buffer.resize(std::max(buffer.size(), end + options_.padding));
       stream.ended = true;
       stream.done.store(true, std::memory_order_release);
+      stream.source.reset();
       return got.status();
     }
     buffer.resize(old_size + *got);

@@ -66,10 +66,16 @@ class BatchReader {
   // The next piece of work; false when everything has been handed out.
   bool NextTicket(Ticket* ticket);
 
-  // Reads the batch of `ticket` (an empty batch when a stream has already ended).
+  // Reads the batch of `ticket` (an empty batch when a stream has already ended). When a
+  // stream fails, the batch still holds the documents read before the fault, up to the last
+  // cut (perhaps none); the fault lies at or after batch->offset + batch->end. A failed shard
+  // leaves the batch empty.
   absl::Status Fill(const Ticket& ticket, Batch* batch);
 
-  // Whether line numbers of `input` are tracked in batches (JSON lines read as a stream).
+  // Gives `ticket` up unread (its bytes are not needed); a stream's remaining bytes are
+  // never read and it hands out no more tickets.
+  void Abandon(const Ticket& ticket);
+
   // The 1-based line number of `offset` in input `input`, by rereading it (not for stdin).
   absl::StatusOr<uint64_t> LineNumberAt(size_t input, uint64_t offset) const;
 

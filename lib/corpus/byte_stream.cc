@@ -92,31 +92,57 @@ class ZstdStream : public ByteStream {
   ~ZstdStream() override { ZSTD_freeDCtx(dctx_); }
 
   absl::StatusOr<size_t> Read(char* out, size_t capacity) override {
+    if (!pending_.ok()) return pending_;
     ZSTD_outBuffer output{out, capacity, 0};
-    while (output.pos == 0) {
-      if (input_.pos == input_.size) {
-        absl::StatusOr<size_t> n = source_->Read(in_buffer_.data(), in_buffer_.size());
-        if (!n.ok()) return n.status();
-        if (*n == 0) {
-          if (frame_open_) {
-            return absl::DataLossError(StrCat(
-                "'", source_->path(), "' is truncated: the zstd data ends at compressed byte ",
-                source_->consumed(), " (", produced_, " bytes decompressed) inside a frame"));
-          }
-          return size_t{0};
-        }
-        input_ = ZSTD_inBuffer{in_buffer_.data(), *n, 0};
-        input_base_ = source_->consumed() - *n;
-      }
-      size_t rc = ZSTD_decompressStream(dctx_, &output, &input_);
+    // A failing ZSTD_decompressStream call reports none of the bytes it wrote, so each call is
+    // kept to at most one block: it is fed only what the decoder asks for next (the rest of a
+    // block and the next block's header), and nothing while decoded bytes may still wait to
+    // be flushed. Then the bytes yielded before a fault do not depend on the read sizes.
+    while (true) {
+      size_t feed = flush_pending_ ? 0 : std::min(hint_, input_.size - input_.pos);
+      ZSTD_inBuffer slice{input_.src, input_.pos + feed, input_.pos};
+      size_t output_before = output.pos;
+      size_t rc = ZSTD_decompressStream(dctx_, &output, &slice);
       if (ZSTD_isError(rc)) {
-        return absl::DataLossError(StrCat("'", source_->path(), "' holds corrupt zstd data near compressed byte ",
-                                          input_base_ + input_.pos, " (", produced_,
-                                          " bytes decompressed): ", ZSTD_getErrorName(rc)));
+        pending_ = absl::DataLossError(StrCat("'", source_->path(), "' holds corrupt zstd data near compressed byte ",
+                                              input_base_ + input_.pos, " (", produced_ + output.pos,
+                                              " bytes decompressed): ", ZSTD_getErrorName(rc)));
+        break;
       }
-      frame_open_ = rc != 0;
+      bool consumed = slice.pos != input_.pos;
+      input_.pos = slice.pos;
+      // A call that neither consumed nor produced says nothing about the frame.
+      if (consumed || output.pos != output_before) {
+        frame_open_ = rc != 0;
+        hint_ = rc != 0 ? rc : 1;  // a new frame: its header's size is known after a byte
+      }
+      bool was_flush = flush_pending_;
+      flush_pending_ = output.pos == output.size;
+      if (output.pos != 0) break;
+      if (was_flush || input_.pos < input_.size) continue;
+      if (source_ended_) {
+        if (frame_open_) {
+          pending_ = absl::DataLossError(StrCat(
+              "'", source_->path(), "' is truncated: the zstd data ends at compressed byte ",
+              source_->consumed(), " (", produced_, " bytes decompressed) inside a frame"));
+        }
+        break;
+      }
+      absl::StatusOr<size_t> n = source_->Read(in_buffer_.data(), in_buffer_.size());
+      if (!n.ok()) {
+        pending_ = n.status();
+        break;
+      }
+      if (*n == 0) {
+        source_ended_ = true;
+        continue;
+      }
+      input_ = ZSTD_inBuffer{in_buffer_.data(), *n, 0};
+      input_base_ = source_->consumed() - *n;
     }
     produced_ += output.pos;
+    // The bytes decompressed before an error are returned first; the error comes next call.
+    if (output.pos == 0 && !pending_.ok()) return pending_;
     return output.pos;
   }
   uint64_t disk_bytes() const override { return input_base_ + input_.pos; }
@@ -129,6 +155,10 @@ class ZstdStream : public ByteStream {
   uint64_t input_base_ = 0;
   uint64_t produced_ = 0;
   bool frame_open_ = false;
+  bool source_ended_ = false;
+  bool flush_pending_ = false;  // the last call filled the output: the decoder may hold more
+  size_t hint_ = 1;             // input bytes the decoder wants next
+  absl::Status pending_;        // an error found after some bytes were decompressed
 };
 
 class GzipStream : public ByteStream {
@@ -146,42 +176,60 @@ class GzipStream : public ByteStream {
     if (init_rc_ != Z_OK) {
       return absl::InternalError(StrCat("cannot start zlib for '", source_->path(), "'"));
     }
+    if (!pending_.ok()) return pending_;
     z_.next_out = reinterpret_cast<Bytef*>(out);
     z_.avail_out = static_cast<uInt>(std::min<size_t>(capacity, 1u << 30));
-    size_t start_out = z_.avail_out;
-    while (z_.avail_out == start_out) {
-      if (z_.avail_in == 0) {
-        absl::StatusOr<size_t> n = source_->Read(in_buffer_.data(), in_buffer_.size());
-        if (!n.ok()) return n.status();
-        if (*n == 0) {
-          if (member_open_) {
-            return absl::DataLossError(StrCat(
-                "'", source_->path(), "' is truncated: the gzip data ends at compressed byte ",
-                source_->consumed(), " (", produced_, " bytes decompressed) inside a member"));
-          }
-          return size_t{0};
+    const size_t start_out = z_.avail_out;
+    // As for zstd: inflate what is held before reading more, so the bytes yielded before an
+    // error do not depend on the read sizes.
+    while (true) {
+      if (member_open_) {
+        int rc = inflate(&z_, Z_NO_FLUSH);
+        if (rc == Z_STREAM_END) {
+          member_open_ = false;
+        } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+          pending_ = absl::DataLossError(StrCat("'", source_->path(), "' holds corrupt gzip data near compressed byte ",
+                                                disk_bytes(), " (", produced_ + (start_out - z_.avail_out),
+                                                " bytes decompressed): ",
+                                                z_.msg != nullptr ? z_.msg : "inflate failed"));
+          break;
         }
-        z_.next_in = reinterpret_cast<Bytef*>(in_buffer_.data());
-        z_.avail_in = static_cast<uInt>(*n);
-        input_base_ = source_->consumed() - *n;
-        in_size_ = *n;
-      }
-      if (!member_open_) {
+        if (z_.avail_out != start_out) break;
+        if (z_.avail_in != 0) continue;
+      } else if (z_.avail_in != 0) {
         // A new member starts (gzip files may be concatenations of members).
-        if (inflateReset(&z_) != Z_OK) return absl::InternalError("zlib reset failed");
+        if (inflateReset(&z_) != Z_OK) {
+          pending_ = absl::InternalError("zlib reset failed");
+          break;
+        }
         member_open_ = true;
+        continue;
       }
-      int rc = inflate(&z_, Z_NO_FLUSH);
-      if (rc == Z_STREAM_END) {
-        member_open_ = false;
-      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-        return absl::DataLossError(StrCat("'", source_->path(), "' holds corrupt gzip data near compressed byte ",
-                                          disk_bytes(), " (", produced_, " bytes decompressed): ",
-                                          z_.msg != nullptr ? z_.msg : "inflate failed"));
+      if (source_ended_) {
+        if (member_open_) {
+          pending_ = absl::DataLossError(StrCat(
+              "'", source_->path(), "' is truncated: the gzip data ends at compressed byte ",
+              source_->consumed(), " (", produced_, " bytes decompressed) inside a member"));
+        }
+        break;
       }
+      absl::StatusOr<size_t> n = source_->Read(in_buffer_.data(), in_buffer_.size());
+      if (!n.ok()) {
+        pending_ = n.status();
+        break;
+      }
+      if (*n == 0) {
+        source_ended_ = true;
+        continue;
+      }
+      z_.next_in = reinterpret_cast<Bytef*>(in_buffer_.data());
+      z_.avail_in = static_cast<uInt>(*n);
+      input_base_ = source_->consumed() - *n;
+      in_size_ = *n;
     }
     size_t n = start_out - z_.avail_out;
     produced_ += n;
+    if (n == 0 && !pending_.ok()) return pending_;
     return n;
   }
   uint64_t disk_bytes() const override { return input_base_ + (in_size_ - z_.avail_in); }
@@ -195,6 +243,8 @@ class GzipStream : public ByteStream {
   size_t in_size_ = 0;
   uint64_t produced_ = 0;
   bool member_open_ = false;
+  bool source_ended_ = false;
+  absl::Status pending_;  // an error found after some bytes were inflated
 };
 
 }  // namespace

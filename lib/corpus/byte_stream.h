@@ -4,6 +4,8 @@
 // Contract: Read() returns up to `capacity` bytes (0 only at the end of the input). A stream
 // that ends inside a zstd frame or gzip member, or holds corrupt data, fails with a message
 // naming the file, the compressed byte offset reached and the decompressed bytes produced.
+// Every byte that decompresses before the fault is returned first, and the error comes on the
+// next call, so what a damaged input yields does not depend on the read sizes.
 // Stdin's compression is recognised from its first bytes.
 #pragma once
 

@@ -77,6 +77,10 @@ class CorpusCounter {
   absl::Status Run(int threads, ProgressFormat progress_format, CorpusCounts& out);
 
  private:
+  // Whether a problem already found precedes everything `ticket` could hold: then the ticket
+  // is not read, and the first problem in input order is the one reported, whatever the
+  // thread timing.
+  bool AfterProblem(const BatchReader::Ticket& ticket);
   void ProcessTicket(const BatchReader::Ticket& ticket);
   // Counts one batch; returns a located problem that stops the run (a bad record).
   std::optional<Located> CountBatch(ThreadState& state, const Batch& batch);
@@ -107,9 +111,11 @@ absl::Status CorpusCounter::Run(int threads, ProgressFormat progress_format, Cor
             tbb::filter_mode::serial_in_order,
             [&](tbb::flow_control& control) {
               BatchReader::Ticket ticket;
-              if (failed_.load(std::memory_order_relaxed) || !reader_.NextTicket(&ticket)) {
-                control.stop();
+              while (reader_.NextTicket(&ticket)) {
+                if (!AfterProblem(ticket)) return ticket;
+                reader_.Abandon(ticket);
               }
+              control.stop();
               return ticket;
             }) &
             tbb::make_filter<BatchReader::Ticket, void>(
@@ -151,15 +157,29 @@ absl::Status CorpusCounter::Run(int threads, ProgressFormat progress_format, Cor
   return absl::OkStatus();
 }
 
+bool CorpusCounter::AfterProblem(const BatchReader::Ticket& ticket) {
+  if (!failed_.load(std::memory_order_acquire)) return false;
+  std::lock_guard<std::mutex> lock(error_mu_);
+  if (error_->input != ticket.input) return error_->input < ticket.input;
+  // A stream's next batch follows every batch already filled, the one with the problem too.
+  return ticket.stream || ticket.start >= error_->offset;
+}
+
 void CorpusCounter::ProcessTicket(const BatchReader::Ticket& ticket) {
-  if (failed_.load(std::memory_order_relaxed)) return;
+  if (AfterProblem(ticket)) {
+    reader_.Abandon(ticket);
+    return;
+  }
   ThreadState& state = states_.local();
   Batch& batch = state.batch;
   absl::Status status = reader_.Fill(ticket, &batch);
   if (!status.ok()) {
+    // The documents read before a stream's fault come first: a bad record among them is the
+    // problem to report, as it would be with smaller batches.
+    if (std::optional<Located> problem = CountBatch(state, batch)) Report(std::move(*problem));
     Located problem;
     problem.input = ticket.input;
-    problem.offset = ticket.start;
+    problem.offset = ticket.stream ? batch.offset + batch.end : ticket.start;
     problem.status = status;
     Report(std::move(problem));
     return;
@@ -234,7 +254,7 @@ std::optional<Located> CorpusCounter::CountBatch(ThreadState& state, const Batch
 void CorpusCounter::Report(Located problem) {
   std::lock_guard<std::mutex> lock(error_mu_);
   if (!error_ || problem.Before(*error_)) error_ = std::move(problem);
-  failed_.store(true, std::memory_order_relaxed);
+  failed_.store(true, std::memory_order_release);
 }
 
 absl::Status CorpusCounter::Describe(Located problem) const {

@@ -6,8 +6,9 @@
 // size, 15 also runs CountCorpus), then the file's (uncompressed) bytes.
 // Properties: a result or an error, never a crash, and never a read past a record's padding
 // (ASan); the batches concatenate to exactly the file's bytes and end at line ends
-// (batch_reader.h); a compressed stream cut short is an error, never a shorter corpus;
-// CountCorpus errors name the file and its result does not depend on the shard size.
+// (batch_reader.h); a compressed stream cut short is an error, never a shorter corpus, though
+// the whole lines before the fault still come; CountCorpus errors name the file and its result
+// (the first problem in the input, when there are several) does not depend on the shard size.
 #include <zlib.h>
 #include <zstd.h>
 
@@ -112,7 +113,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         fuzz::Fail("a read error does not name the file:", status.message());
       }
       read_error = true;
-      break;
+      // The whole lines read before the fault still come, and only whole lines.
+      if (!batch.text().empty() && batch.text().back() != '\n') fuzz::Fail("a failed read yields part of a line");
     }
     if (!batch.text().empty() && batch.offset != joined.size()) fuzz::Fail("a batch does not start where the last ended");
     std::string_view batch_text = batch.text();
@@ -137,6 +139,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (cut_short && !read_error) fuzz::Fail("a truncated zstd stream was read without an error");
   if (!read_error && joined != text) fuzz::Fail("the batches do not concatenate to the input");
+  if (read_error && text.substr(0, joined.size()) != joined) fuzz::Fail("a failed read yields bytes the input lacks");
   if ((mode >> 4) != 15) return 0;
 
   // The whole counting path, with one thread (thread hand-offs make it slow to fuzz).
