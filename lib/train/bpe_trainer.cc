@@ -21,6 +21,8 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <optional>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -35,6 +37,7 @@
 #include "oneapi/tbb/global_control.h"
 #include "oneapi/tbb/parallel_for.h"
 #include "oneapi/tbb/parallel_invoke.h"
+#include "oneapi/tbb/parallel_pipeline.h"
 #include "oneapi/tbb/task_arena.h"
 #include "model/char_segments.h"
 #include "model/lookup_tables.h"
@@ -666,37 +669,98 @@ absl::StatusOr<bool> Trainer::ReplayByEncoding(
   const CharacterStart by_characters(tokens(), bpe);
   const size_t vocab = tokens().size();
 
-  // Each chunk of words becomes WordStore records ([length][count low][count high][symbols]);
-  // each thread sums, per token, the counts of the words the token ends up in.
+  // Chunks of words are encoded in parallel into scratch records ([length][count low][count
+  // high][symbols], as in the store), which are then copied to the store in word order. The
+  // scratch buffers are recycled, so only the store's own memory is new; its size is only
+  // known at the end, so it reserves room for the words' bytes (no encoding is longer) and
+  // touches only what it uses. Each thread sums, per token, the counts of the words the token
+  // ends up in.
   const size_t n = words.size();
   const size_t chunks = std::clamp<size_t>((n + kInitialChunkWords - 1) / kInitialChunkWords, 1,
                                            kMaxReplayChunks);
-  std::vector<std::vector<uint32_t>> records(chunks);
+  auto chunk_begin = [&](size_t c) { return n * c / chunks; };
+  size_t room = 0, kept = 0;
+  for (const auto& [word, count] : words) {
+    if (word.size() < 2) continue;  // holds no pair (and is no word of the store)
+    room += WordStore::kHeader + word.size();
+    ++kept;
+  }
+  TM_ASSIGN_OR_RETURN(words_, WordStore::Allocate(room, kept));
+  struct Scratch {
+    size_t chunk = 0;
+    size_t first_word = 0;  // the store index of the chunk's first word
+    uint32_t at = 0;        // where its records go in the store
+    std::vector<uint32_t> records;
+    size_t words = 0;
+  };
+  std::mutex free_mu;
+  std::vector<std::unique_ptr<Scratch>> free_scratch;
   tbb::enumerable_thread_specific<std::vector<uint64_t>> thread_weight(
       [&] { return std::vector<uint64_t>(vocab, 0); });
+  size_t next_chunk = 0, next_word = 0;
+  uint64_t next_at = 0;
+  const size_t tokens = static_cast<size_t>(std::max(1, arena_.max_concurrency())) * 2;
   arena_.execute([&] {
-    tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
-      std::vector<uint32_t>& out = records[c];
-      std::vector<uint64_t>& weight = thread_weight.local();
-      std::vector<TokenId> ids;
-      for (size_t i = n * c / chunks; i < n * (c + 1) / chunks; ++i) {
-        const auto& [word, count] = words[i];
-        if (word.size() < 2) continue;  // holds no pair (and is no word of the store)
-        ids.clear();
-        if (!by_characters.Encode(word, ids)) bpe.Encode(word, ids);
-        for (TokenId t : ids) weight[t] += count;
-        if (ids.size() < 2) continue;
-        out.push_back(static_cast<uint32_t>(ids.size()));
-        out.push_back(static_cast<uint32_t>(count));
-        out.push_back(static_cast<uint32_t>(count >> 32));
-        out.insert(out.end(), ids.begin(), ids.end());
-      }
-    });
+    tbb::parallel_pipeline(
+        tokens,
+        tbb::make_filter<void, Scratch*>(
+            tbb::filter_mode::serial_in_order,
+            [&](tbb::flow_control& control) -> Scratch* {
+              if (next_chunk == chunks) {
+                control.stop();
+                return nullptr;
+              }
+              std::unique_ptr<Scratch> scratch;
+              {
+                std::lock_guard<std::mutex> lock(free_mu);
+                if (!free_scratch.empty()) {
+                  scratch = std::move(free_scratch.back());
+                  free_scratch.pop_back();
+                }
+              }
+              if (scratch == nullptr) scratch = std::make_unique<Scratch>();
+              scratch->chunk = next_chunk++;
+              return scratch.release();
+            }) &
+            tbb::make_filter<Scratch*, Scratch*>(
+                tbb::filter_mode::parallel,
+                [&](Scratch* scratch) {
+                  std::vector<uint64_t>& weight = thread_weight.local();
+                  std::vector<uint32_t>& out = scratch->records;
+                  out.clear();
+                  scratch->words = 0;
+                  std::vector<TokenId> ids;
+                  for (size_t i = chunk_begin(scratch->chunk); i < chunk_begin(scratch->chunk + 1); ++i) {
+                    const auto& [word, count] = words[i];
+                    if (word.size() < 2) continue;
+                    ids.clear();
+                    if (!by_characters.Encode(word, ids)) bpe.Encode(word, ids);
+                    for (TokenId t : ids) weight[t] += count;
+                    out.push_back(static_cast<uint32_t>(ids.size()));
+                    out.push_back(static_cast<uint32_t>(count));
+                    out.push_back(static_cast<uint32_t>(count >> 32));
+                    out.insert(out.end(), ids.begin(), ids.end());
+                    ++scratch->words;
+                  }
+                  return scratch;
+                }) &
+            tbb::make_filter<Scratch*, Scratch*>(
+                tbb::filter_mode::serial_in_order,
+                [&](Scratch* scratch) {
+                  scratch->first_word = next_word;
+                  scratch->at = static_cast<uint32_t>(next_at);
+                  next_word += scratch->words;
+                  next_at += scratch->records.size();
+                  return scratch;
+                }) &
+            tbb::make_filter<Scratch*, void>(
+                tbb::filter_mode::parallel, [&](Scratch* scratch) {
+                  words_.PutRecords(scratch->first_word, scratch->at, scratch->records);
+                  std::lock_guard<std::mutex> lock(free_mu);
+                  free_scratch.emplace_back(scratch);
+                }));
   });
-  absl::StatusOr<WordStore> store;
-  arena_.execute([&] { store = WordStore::FromRecords(records); });  // parallel, in our arena
-  TM_ASSIGN_OR_RETURN(words_, std::move(store));
-  std::vector<std::vector<uint32_t>>().swap(records);
+  free_scratch.clear();
 
   // How often each merge was applied: every occurrence of a merge's token in the final words
   // came from one application, and so did every occurrence of it that a later merge consumed.

@@ -37,34 +37,14 @@ absl::StatusOr<WordStore> WordStore::Build(
   return store;
 }
 
-absl::StatusOr<WordStore> WordStore::FromRecords(std::span<const std::vector<uint32_t>> parts) {
-  size_t total = 0;
-  for (const std::vector<uint32_t>& part : parts) total += part.size();
-  if (total >= std::numeric_limits<uint32_t>::max()) {
+absl::StatusOr<WordStore> WordStore::Allocate(size_t symbols, size_t words) {
+  if (symbols >= std::numeric_limits<uint32_t>::max()) {
     return absl::ResourceExhaustedError(
-        StrCat("the words hold ", total, " symbols; training supports fewer than 2^32"));
-  }
-  // Where each part's symbols and records go, then every part copied at its place in parallel.
-  std::vector<size_t> words(parts.size() + 1, 0), symbols(parts.size() + 1, 0);
-  tbb::parallel_for(size_t{0}, parts.size(), [&](size_t p) {
-    size_t n = 0;
-    for (size_t r = 0; r < parts[p].size(); r += kHeader + parts[p][r]) ++n;
-    words[p + 1] = n;
-  });
-  for (size_t p = 0; p < parts.size(); ++p) {
-    words[p + 1] += words[p];
-    symbols[p + 1] = symbols[p] + parts[p].size();
+        StrCat("the words hold ", symbols, " symbols; training supports fewer than 2^32"));
   }
   WordStore store;
-  store.data_ = HugeArray<uint32_t>(total);
-  store.refs_.resize(words.back());
-  tbb::parallel_for(size_t{0}, parts.size(), [&](size_t p) {
-    const std::vector<uint32_t>& part = parts[p];
-    const uint32_t at = static_cast<uint32_t>(symbols[p]);
-    std::copy(part.begin(), part.end(), store.data_.data() + at);
-    size_t ref = words[p];
-    for (size_t r = 0; r < part.size(); r += kHeader + part[r]) store.refs_[ref++] = at + static_cast<uint32_t>(r);
-  });
+  store.data_ = HugeArray<uint32_t>(symbols);
+  store.refs_.resize(words);
   return store;
 }
 

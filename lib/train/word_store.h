@@ -14,6 +14,7 @@
 //  - Different words may be merged concurrently; one word must not be.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -35,13 +36,21 @@ class WordStore {
   static absl::StatusOr<WordStore> Build(
       std::span<const std::pair<std::string_view, uint64_t>> words, const TokenId (&byte_id)[256]);
 
-  // Words already as symbols: `parts` hold records laid out as in the store (see the contract),
-  // each of at least two symbols; the words keep the order of the parts and of the records in
-  // each. Fails if they do not fit 2^32 array entries. Copies the parts in parallel (oneTBB,
-  // in the calling arena).
-  static absl::StatusOr<WordStore> FromRecords(std::span<const std::vector<uint32_t>> parts);
+  // An empty store with room for `symbols` array entries and `words` words, to be placed by
+  // PutRecords. Only the entries written take memory. Fails if they do not fit 2^32 entries.
+  static absl::StatusOr<WordStore> Allocate(size_t symbols, size_t words);
+  // Copies `records`, laid out as in the store (see the contract), to array offset `at`, as
+  // the words numbered from `first_word` on. The caller keeps the ranges of different calls
+  // apart; such calls may run concurrently.
+  void PutRecords(size_t first_word, uint32_t at, std::span<const uint32_t> records) {
+    std::copy(records.begin(), records.end(), &data_[at]);
+    for (size_t r = 0; r < records.size(); r += kHeader + records[r]) {
+      refs_[first_word++] = at + static_cast<uint32_t>(r);
+    }
+  }
+  static constexpr uint32_t kHeader = 3;  // array entries before a word's symbols
 
-  // Every word, in the order given to Build.
+  // Every word, in the order given to Build (or by Put's index).
   std::span<const WordRef> refs() const { return refs_; }
   uint64_t count(WordRef w) const {
     return data_[w + 1] | (static_cast<uint64_t>(data_[w + 2]) << 32);
@@ -86,7 +95,6 @@ class WordStore {
   }
 
  private:
-  static constexpr uint32_t kHeader = 3;
   HugeArray<uint32_t> data_;
   std::vector<WordRef> refs_;
 };
