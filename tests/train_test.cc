@@ -505,9 +505,15 @@ TEST(TrainBpe, ResumingAtRandomPointsOfRandomCorporaGivesTheUninterruptedResult)
     ASSERT_TRUE(partial.ok()) << partial.status();
     TrainControl resume = ResumeOf(*partial, false);
     // Without the checkpoint's merge counts, a merge of a token with itself sends the replay
-    // word by word; with them (or with no such merge) it goes by encoding.
-    for (bool with_counts : {false, true}) {
+    // word by word; with them (or with no such merge) it goes by encoding. The pair table
+    // leaves out the pairs below a floor: the trainer's own, or a forced one (a high floor
+    // makes the trainer recount every pair when the best kept pair falls below it).
+    const uint64_t forced_floor = uint64_t{1} << (rng() % 2 ? 1 + rng() % 6 : 62);
+    for (int variant = 0; variant < 3; ++variant) {
+      const bool with_counts = variant != 0;
       SCOPED_TRACE(with_counts ? "with counts" : "without counts");
+      resume.resume_pair_floor = variant == 2 ? forced_floor : 0;
+      SCOPED_TRACE("pair floor " + std::to_string(resume.resume_pair_floor));
       resume.resume_counts.clear();
       if (with_counts) resume.resume_counts = partial->merge_counts;
       std::vector<uint64_t> event_counts;

@@ -19,6 +19,7 @@
 #include "train/bpe_trainer.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <limits>
 #include <memory>
@@ -146,7 +147,9 @@ class Trainer {
   std::span<const Merge> ResumedMerges() const {
     return {result_.model.merges.data() + first_resumed_, resumed_tokens_before_.size()};
   }
-  void CountPairsOfWords();
+  void CountPairsOfWords(bool track_all);
+  // Rebuilds the pair table and the queue with every pair (after a partial CountPairsOfWords).
+  void TrackAllPairs();
   // Reports the replayed merges to control_.after_merge; false when it asked to stop.
   bool ReportReplayed();
   absl::Status MergeLoop();
@@ -206,6 +209,8 @@ class Trainer {
   std::vector<size_t> resumed_tokens_before_;
   size_t replayed_ = 0;
   bool replay_stopped_ = false;
+  // Pairs below this count may be missing from pairs_ and queue_ (CountPairsOfWords).
+  uint64_t untracked_below_ = 1;
 };
 
 void Trainer::AddSpecialTokens() {
@@ -823,7 +828,24 @@ absl::Status Trainer::FinishReplay(std::vector<uint64_t> counts) {
 // group is in word order), and each group is then counted and split by right token with dense
 // per-thread arrays. Pairs come out in key order with their word lists in word order: the same
 // whatever the number of threads.
-void Trainer::CountPairsOfWords() {
+//
+// Unless `track_all`, only the pairs that the remaining merges can plausibly reach are kept:
+// a pair that occurs now involves no token made later, so its count can only fall (merges
+// raise only the counts of pairs with their new token), and a pair counted below the floor
+// cannot be merged while the best kept pair is at or above it. Most pairs are rare (poetry at
+// 30k merges: 3.4 M of its 5.5 M pairs occur once), and leaving them out saves their word
+// lists and table entries. The floor is one power-of-two tier below the highest tier that
+// holds 8 pairs per remaining merge; when no merge remains, nothing is kept. MergeLoop counts
+// every pair (TrackAllPairs) should the best kept pair fall below the floor after all.
+void Trainer::CountPairsOfWords(bool track_all) {
+  const size_t remaining = TargetTokens() > tokens().size() ? TargetTokens() - tokens().size() : 0;
+  untracked_below_ = 1;
+  pairs_.set_partial(false);
+  if (!track_all && remaining == 0) {
+    untracked_below_ = std::numeric_limits<uint64_t>::max();
+    pairs_.set_partial(true);
+    return;
+  }
   std::span<const WordRef> refs = words_.refs();
   const size_t n = refs.size();
   const size_t vocab = tokens().size();
@@ -907,29 +929,79 @@ void Trainer::CountPairsOfWords() {
     });
   });
   std::vector<std::vector<uint64_t>>().swap(cursor);
-  // Pass 3: per left token, count by right token and write the word lists, in (right, word)
-  // order, over the group's own range of the flat list.
-  std::vector<std::vector<RightPair>> group_pairs(vocab);
-  HugeArray<WordRef> flat(total);
+  // Pass 3: per left token, count by right token and write the word lists of the pairs kept,
+  // in (right, word) order, from the start of the group's own range of the flat list.
   struct Dense {
     std::vector<uint64_t> count;
     std::vector<uint64_t> next;  // words of the pair, then where its next word goes
     std::vector<TokenId> touched;
+    std::vector<TokenId> dropped;
+    std::vector<uint64_t> tiers = std::vector<uint64_t>(64, 0);  // pairs per power-of-two count
   };
   tbb::enumerable_thread_specific<Dense> thread_dense(
-      [&] { return Dense{std::vector<uint64_t>(vocab, 0), std::vector<uint64_t>(vocab, 0), {}}; });
+      [&] { return Dense{std::vector<uint64_t>(vocab, 0), std::vector<uint64_t>(vocab, 0), {}, {}}; });
+  auto count_group = [&](Dense& d, size_t l) {
+    d.touched.clear();
+    for (uint64_t e = group[l]; e < group[l + 1]; ++e) {
+      const Entry& entry = entries[e];
+      if (d.next[entry.right]++ == 0) d.touched.push_back(entry.right);
+      d.count[entry.right] += entry.count;
+    }
+  };
+  uint64_t keep_from = 1;
+  if (!track_all) {
+    // The counts' distribution, for the floor.
+    arena_.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, vocab, 64),
+                        [&](const tbb::blocked_range<size_t>& range) {
+        Dense& d = thread_dense.local();
+        for (size_t l = range.begin(); l < range.end(); ++l) {
+          count_group(d, l);
+          for (TokenId right : d.touched) {
+            ++d.tiers[std::bit_width(d.count[right]) - 1];
+            d.count[right] = d.next[right] = 0;
+          }
+        }
+      });
+    });
+    std::vector<uint64_t> tiers(64, 0);
+    for (const Dense& d : thread_dense) {
+      for (size_t t = 0; t < 64; ++t) tiers[t] += d.tiers[t];
+    }
+    uint64_t above = 0;
+    int tier = 63;
+    for (; tier > 0; --tier) {
+      above += tiers[tier];
+      if (above >= 8 * remaining) break;
+    }
+    keep_from = tier <= 1 ? 1 : uint64_t{1} << (tier - 1);
+    if (control_.resume_pair_floor != 0) keep_from = control_.resume_pair_floor;
+  }
+  untracked_below_ = keep_from;
+  pairs_.set_partial(keep_from > 1);
+  constexpr uint64_t kDropped = std::numeric_limits<uint64_t>::max();
+  std::vector<std::vector<RightPair>> group_pairs(vocab);
+  std::vector<uint64_t> group_end(vocab, 0);
+  HugeArray<WordRef> flat(total);
   arena_.execute([&] {
     tbb::parallel_for(tbb::blocked_range<size_t>(0, vocab, 64),
                       [&](const tbb::blocked_range<size_t>& range) {
       Dense& d = thread_dense.local();
       for (size_t l = range.begin(); l < range.end(); ++l) {
+        group_end[l] = group[l];
         if (group[l] == group[l + 1]) continue;
-        d.touched.clear();
-        for (uint64_t e = group[l]; e < group[l + 1]; ++e) {
-          const Entry& entry = entries[e];
-          if (d.next[entry.right]++ == 0) d.touched.push_back(entry.right);
-          d.count[entry.right] += entry.count;
+        count_group(d, l);
+        d.dropped.clear();
+        size_t kept = 0;
+        for (TokenId right : d.touched) {
+          if (d.count[right] >= keep_from) {
+            d.touched[kept++] = right;
+          } else {
+            d.dropped.push_back(right);
+            d.next[right] = kDropped;
+          }
         }
+        d.touched.resize(kept);
         std::sort(d.touched.begin(), d.touched.end());
         std::vector<RightPair>& out = group_pairs[l];
         out.reserve(d.touched.size());
@@ -940,21 +1012,32 @@ void Trainer::CountPairsOfWords() {
           d.next[right] = at;
           at += words;
         }
-        for (uint64_t e = group[l]; e < group[l + 1]; ++e) {
-          flat[d.next[entries[e].right]++] = entries[e].word;
+        group_end[l] = at;
+        if (!d.touched.empty()) {
+          for (uint64_t e = group[l]; e < group[l + 1]; ++e) {
+            uint64_t& next = d.next[entries[e].right];
+            if (next != kDropped) flat[next++] = entries[e].word;
+          }
         }
         for (TokenId right : d.touched) d.count[right] = d.next[right] = 0;
+        for (TokenId right : d.dropped) d.count[right] = d.next[right] = 0;
       }
     });
   });
   entries = HugeArray<Entry>();  // frees them
   // The index's shards are filled in parallel from the groups, beside the queue (which heaps
   // only the pairs of the highest counts; merge_queue.h).
-  const PairsByLeft pairs{group_pairs, std::span<const uint64_t>(group).subspan(1)};
+  const PairsByLeft pairs{group_pairs, group_end};
   arena_.execute([&] {
     tbb::parallel_invoke([&] { pairs_.Build(std::move(flat), pairs); },
                          [&] { queue_.Fill(pairs); });
   });
+}
+
+void Trainer::TrackAllPairs() {
+  pairs_ = PairIndex();
+  queue_.Clear();
+  CountPairsOfWords(/*track_all=*/true);
 }
 
 bool Trainer::ReportReplayed() {
@@ -1087,7 +1170,13 @@ absl::Status Trainer::MergeLoop() {
   if (!ReportReplayed()) return absl::OkStatus();
   while (model.tokens.size() < TargetTokens()) {
     PairKey p;
-    if (!queue_.PopBest(pairs_, &p)) {
+    const bool popped = queue_.PopBest(pairs_, &p);
+    if (untracked_below_ > 1 && (!popped || pairs_.count(p) < untracked_below_)) {
+      // A pair left out might now be the best: count them all (see CountPairsOfWords).
+      TrackAllPairs();
+      continue;
+    }
+    if (!popped) {
       if (model.merges.empty()) {
         return absl::FailedPreconditionError(
             "the corpus yields no pair to merge (every word is a single byte), so no merge "
@@ -1103,7 +1192,12 @@ absl::Status Trainer::MergeLoop() {
       break;
     }
     const TokenId a = PairLeft(p), b = PairRight(p);
+    const size_t tokens_before = model.tokens.size();
     const TokenId t = TokenFor(a, b);
+    if (untracked_below_ > 1 && t < tokens_before) {
+      // An existing token again: the pairs it is in may rise, and some may be left out.
+      TrackAllPairs();
+    }
     model.merges.push_back({a, b, t});
     result_.merge_counts.push_back(count);
     ApplyMerge(p, a, b, t);
@@ -1165,7 +1259,7 @@ absl::StatusOr<TrainResult> Trainer::Run() {
     if (!replayed) replay_counts = ReplayWordByWord();
     TM_RETURN_IF_ERROR(FinishReplay(std::move(replay_counts)));
     lap("replay");
-    CountPairsOfWords();
+    CountPairsOfWords(/*track_all=*/false);
     lap("pairs");
   }
   TM_RETURN_IF_ERROR(MergeLoop());

@@ -74,6 +74,10 @@ struct TrainControl {
   // itself and checks it against this; that of a token with itself (whose occurrences may
   // overlap) it takes from here, and replays word by word, more slowly, when it is not known.
   std::vector<uint64_t> resume_counts;
+  // For tests: when resuming, leave out of the pair table the pairs counted below this (0: the
+  // trainer chooses, see CountPairsOfWords in bpe_trainer.cc), so that recounting every pair,
+  // when a pair left out could be the best, is exercised.
+  uint64_t resume_pair_floor = 0;
   // Called after each merge (replayed ones included). Returning false stops training at once;
   // the result then holds the merges so far and `interrupted` is set.
   std::function<bool(const MergeEvent&)> after_merge;

@@ -6,6 +6,7 @@
 //    pairs with a non-zero count (a pair whose count drops to zero is dropped: it occurs
 //    nowhere). count() of any other key is 0.
 //  - count(key) is the exact 64-bit count of the contract in bpe_trainer.h.
+//    A partial table (set_partial) may lack pairs that occur; they are never merged.
 //  - The words of a pair include every word that holds it, and possibly words that no longer
 //    do (they are skipped when visited); TakeWords never returns a word twice.
 //  - Word lists are written once, in blocks: the initial pairs' lists in one block, then each
@@ -79,8 +80,13 @@ class PairIndex {
   void Build(HugeArray<WordRef> words, const PairsByLeft& pairs);
 
   // Adds `delta` to the count of `key` (adding the pair if new; the result must not be
-  // negative) and returns the new count. At zero the pair is dropped.
+  // negative) and returns the new count. At zero the pair is dropped. In a partial table, a
+  // decrease of a pair it does not hold is ignored (returns 0).
   uint64_t AddCount(PairKey key, int64_t delta);
+  // A partial table holds only some of the pairs that occur (a resumed run leaves out those
+  // too rare to be merged before training ends: they can only become rarer; see
+  // Trainer::CountPairsOfWords).
+  void set_partial(bool partial) { partial_ = partial; }
 
   // Installs one block of word lists: pair keys[i] gets words[offsets[i], offsets[i + 1])
   // (nothing if it is not in the table).
@@ -124,6 +130,7 @@ class PairIndex {
   // Released blocks are freed at the next TakeWords or AddWordBlock (a span may be in use).
   std::vector<HugeArray<WordRef>> retired_;
   std::vector<WordRef> scratch_;
+  bool partial_ = false;
 };
 
 }  // namespace tokenmill
