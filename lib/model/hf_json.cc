@@ -51,6 +51,11 @@ std::string ToHfJson(const BpeModel& model) {
          "    \"fuse_unk\": false,\n    \"byte_fallback\": false,\n";
   StrAppend(&out, "    \"ignore_merges\": ", model.ignore_merges ? "true" : "false", ",\n");
   out += "    \"vocab\": {";
+  // Each token's JSON string once (the merges name most tokens twice more).
+  std::vector<std::string> json(model.tokens.size());
+  for (TokenId id = 0; id < model.tokens.size(); ++id) {
+    if (!model.tokens[id].empty()) AppendJsonString(BytesToByteLevel(model.tokens[id]), json[id]);
+  }
   absl::flat_hash_map<TokenId, const SpecialToken*> special_of_id;
   for (const SpecialToken& s : model.specials) special_of_id[s.id] = &s;
   bool first = true;
@@ -59,18 +64,20 @@ std::string ToHfJson(const BpeModel& model) {
     out += first ? "\n      " : ",\n      ";
     first = false;
     auto special = special_of_id.find(id);
-    AppendJsonString(special != special_of_id.end() ? special->second->content
-                                                    : BytesToByteLevel(model.tokens[id]),
-                     out);
+    if (special != special_of_id.end()) {
+      AppendJsonString(special->second->content, out);
+    } else {
+      out += json[id];
+    }
     StrAppend(&out, ": ", id);
   }
   out += "\n    },\n    \"merges\": [";
   for (size_t i = 0; i < model.merges.size(); ++i) {
     const Merge& m = model.merges[i];
     out += i == 0 ? "\n      [" : ",\n      [";
-    AppendJsonString(BytesToByteLevel(model.tokens[m.left]), out);
+    out += json[m.left];
     out += ", ";
-    AppendJsonString(BytesToByteLevel(model.tokens[m.right]), out);
+    out += json[m.right];
     out += "]";
   }
   out += "\n    ]\n  }\n}\n";

@@ -85,6 +85,7 @@ class TokenIndex {
   explicit TokenIndex(const std::vector<std::string>& tokens)
       : set_(0, Hash{&tokens}, Eq{&tokens}) {}
   void Add(TokenId id) { set_.insert(id); }
+  void Reserve(size_t tokens) { set_.reserve(tokens); }
   std::optional<TokenId> Find(std::string_view bytes) const {
     auto it = set_.find(bytes);
     return it == set_.end() ? std::nullopt : std::optional<TokenId>(*it);
@@ -596,6 +597,11 @@ uint32_t ReplayWord(TokenId* s, uint32_t n, uint64_t word_count, std::span<const
 absl::Status Trainer::ResolveResumeMerges() {
   BpeModel& model = result_.model;
   first_resumed_ = model.merges.size();
+  const size_t most = control_.resume_merges.size();
+  model.tokens.reserve(model.tokens.size() + most);
+  model.merges.reserve(model.merges.size() + most);
+  token_index_.Reserve(model.tokens.size() + most);
+  resumed_tokens_before_.reserve(most);
   // Ids for the checkpoint's merges, in order, as the merge loop would assign them.
   for (size_t i = 0; i < control_.resume_merges.size() && tokens().size() < TargetTokens(); ++i) {
     TM_ASSIGN_OR_RETURN(PairKey p, ResumePair(i));
