@@ -3,9 +3,12 @@
 #  - the uninterrupted run without checkpoints vs with --checkpoint-every N (default 1000),
 #    alternating run by run, RUNS runs each: medians of wall time, the overhead in %, peak RSS;
 #  - the checkpoint's size and the summed time of its writes (from the run's summary);
-#  - resuming from the finished run's checkpoint (load + replay + pair counts; the merge loop
-#    then has nothing left to do): median wall time of the whole `train --resume` process and
-#    its share of the uninterrupted run's time.
+#  - resuming from the finished run's checkpoint (load + replay; with no merge left, the pair
+#    counts are not rebuilt): median wall time of the whole `train --resume` process and its
+#    share of the uninterrupted run's time;
+#  - resuming it with --vocab-size VOCAB_SIZE + 1000 (load + replay + the pair counts of the
+#    pairs that can still be merged + 1000 merges): the whole process, and its restore time
+#    (all but the merge phase) as a share of the uninterrupted run's time.
 #
 # Usage: scripts/checkpoint_bench.sh CORPUS [RUNS] [VOCAB_SIZE]
 #   CORPUS: a text file, a .zst file (decompressed first) or a shared corpus name
@@ -31,10 +34,14 @@ if [[ "$corpus" == *.zst ]]; then
 fi
 
 # run LABEL ARGS...: runs tokenmill under /usr/bin/time; appends "wall rss_kb" to $work/LABEL.
+# The wall time is taken with microseconds around /usr/bin/time (whose %e has 10 ms steps, too
+# coarse for a 60 ms resume); it includes starting /usr/bin/time itself (about 1 ms).
 run() {
   local label=$1; shift
-  /usr/bin/time -f "%e %M" -o "$work/time.txt" "$tokenmill" "$@" 2> "$work/$label.log" > /dev/null
-  cat "$work/time.txt" >> "$work/$label"
+  local t0=$EPOCHREALTIME
+  /usr/bin/time -f "%M" -o "$work/time.txt" "$tokenmill" "$@" 2> "$work/$label.log" > /dev/null
+  local t1=$EPOCHREALTIME
+  echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }') $(cat "$work/time.txt")" >> "$work/$label"
 }
 median() { sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 median_col2() { awk '{ print $2 }' "$1" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -57,6 +64,19 @@ for ((i = 0; i < runs; i++)); do
   grep -o 'time: .*' "$work/resume.log" >> "$work/resume_phases.txt"
 done
 cmp -s "$work/full.json" "$work/resumed.json" || { echo "resumed output differs!" >&2; exit 1; }
+# Resuming to extend the finished run by 1000 merges: the pair table and queue are rebuilt too
+# (a resume with no merge left skips them). Its restore time is the whole process minus its
+# merge phase (from the summary line); the output is checked against an uninterrupted run.
+ext=$((vocab + 1000))
+run full_ext train --vocab-size "$ext" --threads "$threads" --output "$work/full_ext.json" --checkpoint=none "$corpus"
+for ((i = 0; i < runs; i++)); do
+  run extend train --resume "$work/run.ckpt" --vocab-size "$ext" --output "$work/extended.json" --checkpoint=none --quiet=false
+  phases=$(grep -o 'time: .*' "$work/extend.log")
+  echo "$phases" >> "$work/extend_phases.txt"
+  merge_s=$(echo "$phases" | grep -o 'merges [0-9.]* s' | awk '{ print $2 }')
+  tail -1 "$work/extend" | awk -v m="$merge_s" '{ printf "%.4f\n", $1 - m }' >> "$work/restore"
+done
+cmp -s "$work/full_ext.json" "$work/extended.json" || { echo "extended output differs!" >&2; exit 1; }
 
 none=$(median "$work/none"); every_t=$(median "$work/every"); resume=$(median "$work/resume")
 # A checkpoint is CKPT (merges, rewritten each time) + CKPT.words (the table, written once).
@@ -66,9 +86,17 @@ echo
 echo "| corpus | no checkpoints | every $every merges | overhead | checkpoint size | writes (last run) | resume (load + replay) | resume / full run |"
 echo "|---|---|---|---|---|---|---|---|"
 awk -v n="$name" -v a="$none" -v b="$every_t" -v r="$resume" -v s="$size" -v w="$(tail -1 "$work/writes.txt" | sed 's/.*(\([^;]*\);.*/\1/')" \
-  'BEGIN { printf "| %s | %.2f s | %.2f s | %+.1f%% | %.1f MB | %s | %.2f s | %.1f%% |\n", n, a, b, 100 * (b - a) / a, s / 1e6, w, r, 100 * r / a }'
+  'BEGIN { printf "| %s | %.3f s | %.3f s | %+.1f%% | %.1f MB | %s | %.3f s | %.1f%% |\n", n, a, b, 100 * (b - a) / a, s / 1e6, w, r, 100 * r / a }'
 echo
-echo "peak RSS (median): no checkpoints $(median_col2 "$work/none") KB, every $every $(median_col2 "$work/every") KB, resume $(median_col2 "$work/resume") KB"
-echo "all runs (wall s, RSS KB): none: $(tr '\n' ' ' < "$work/none")| every: $(tr '\n' ' ' < "$work/every")| resume: $(tr '\n' ' ' < "$work/resume")"
+extend=$(median "$work/extend"); restore=$(median "$work/restore")
+echo "| corpus | resume extending to $ext | its restore (all but the merge phase) | restore / full run |"
+echo "|---|---|---|---|"
+awk -v n="$name" -v a="$none" -v e="$extend" -v r="$restore" \
+  'BEGIN { printf "| %s | %.3f s | %.3f s | %.1f%% |\n", n, e, r, 100 * r / a }'
+echo
+echo "peak RSS (median): no checkpoints $(median_col2 "$work/none") KB, every $every $(median_col2 "$work/every") KB, resume $(median_col2 "$work/resume") KB, resume extending $(median_col2 "$work/extend") KB"
+echo "all runs (wall s, RSS KB): none: $(tr '\n' ' ' < "$work/none")| every: $(tr '\n' ' ' < "$work/every")| resume: $(tr '\n' ' ' < "$work/resume")| extend: $(tr '\n' ' ' < "$work/extend")"
 echo "resume phases (each run):"
 sed 's/^/  /' "$work/resume_phases.txt"
+echo "resume extending, phases (each run):"
+sed 's/^/  /' "$work/extend_phases.txt"
