@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/huge_pages.h"
 #include "common/strings.h"
 
 namespace tokenmill {
@@ -48,6 +49,8 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   std::string data;
   struct stat st;
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    data.reserve(static_cast<size_t>(st.st_size));
+    AdviseHugePages(data.data(), data.capacity());
     data.resize(static_cast<size_t>(st.st_size));
   }
   size_t got = 0;

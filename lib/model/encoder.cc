@@ -1,30 +1,18 @@
 #include "model/encoder.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdint>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include "common/huge_pages.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "model/byte_hash.h"
 
 namespace tokenmill {
 namespace {
-
-// A whole file's ids take hundreds of MB (poetry: 192 MB): with 4 KB pages, faulting them in
-// took about a fifth of poetry's encode (perf). Asks for transparent huge pages on the
-// buffer's aligned interior (a no-op where the kernel does not grant them).
-void AdviseHugePages(const void* data, size_t bytes) {
-  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
-  if (bytes < 4 * kHugePage) return;
-  uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kHugePage - 1) & ~(kHugePage - 1);
-  uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kHugePage - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-}
 
 // Whether p holds `chars` 3-byte sequences and nothing else.
 bool AllThreeByte(const unsigned char* p, size_t chars) {
@@ -228,6 +216,8 @@ absl::StatusOr<std::vector<TokenId>> Encoder::Encode(std::string_view text,
   // Chinese text takes a token per 1.85 bytes (poetry, cl100k_base), English about 4: room for
   // a token per 1.5 bytes avoids a reallocation; pages never written cost nothing.
   ids.reserve(text.size() / 3 * 2 + 16);
+  // A whole file's ids take hundreds of MB (poetry: 192 MB): with 4 KB pages, faulting them
+  // in took about a fifth of poetry's encode (perf).
   AdviseHugePages(ids.data(), ids.capacity() * sizeof(TokenId));
   TM_RETURN_IF_ERROR(EncodeTo(text, policy, ids));
   return ids;
