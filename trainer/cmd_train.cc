@@ -70,11 +70,14 @@ void PrintSummary(const TrainResult& result, const CorpusCounts& counts, size_t 
   std::vector<bool> is_special(model.tokens.size(), false);
   for (const SpecialToken& s : model.specials) is_special[s.id] = true;
   std::erase_if(ids, [&](TokenId id) { return is_special[id] || model.tokens[id].empty(); });
-  std::stable_sort(ids.begin(), ids.end(), [&](TokenId a, TokenId b) {
-    return model.tokens[a].size() > model.tokens[b].size();
+  // The five longest, ties by id (only those five are sorted).
+  const size_t shown = std::min<size_t>(5, ids.size());
+  std::partial_sort(ids.begin(), ids.begin() + shown, ids.end(), [&](TokenId a, TokenId b) {
+    const size_t la = model.tokens[a].size(), lb = model.tokens[b].size();
+    return la != lb ? la > lb : a < b;
   });
   std::fprintf(stderr, "longest tokens:");
-  for (size_t i = 0; i < std::min<size_t>(5, ids.size()); ++i) {
+  for (size_t i = 0; i < shown; ++i) {
     std::fprintf(stderr, " [%s]", ShowBytes(model.tokens[ids[i]]).c_str());
   }
   std::fprintf(stderr, "\nwrote %s\n", output.c_str());

@@ -209,7 +209,8 @@ TrainingCheckpointer::TrainingCheckpointer(std::string path,
   if (!base_.words_frame.empty()) {
     // Resumed: the table's compressed frame is the checkpoint's own.
     writer_.AdoptWordTable(std::move(base_.words_frame), base_.word_table_hash,
-                           base_.unique_words, base_.total_words, base_.words_file);
+                           base_.unique_words, base_.total_words, base_.words_file,
+                           base_.words_frame_crc);
     base_.words_frame.clear();
     table_serialized_ = true;
   }

@@ -146,10 +146,11 @@ absl::Status CheckpointWriter::SetWordTable(const WordCounts& words) {
 }
 
 void CheckpointWriter::AdoptWordTable(std::string frame, uint64_t hash, uint64_t unique_words,
-                                      uint64_t total_words, std::string stored_at) {
+                                      uint64_t total_words, std::string stored_at,
+                                      std::optional<uint32_t> crc) {
   table_written_to_ = std::move(stored_at);
   words_frame_ = std::move(frame);
-  words_crc_ = Crc32(words_frame_);
+  words_crc_ = crc.has_value() ? *crc : Crc32(words_frame_);
   words_hash_ = hash;
   unique_words_ = unique_words;
   total_words_ = total_words;
@@ -479,6 +480,7 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_vi
     table_data.erase(0, at);
     table_data.resize(size);
     checkpoint.words_frame = std::move(table_data);
+    checkpoint.words_frame_crc = table_crc;  // checked above
   }
   // The bytes stay where the list's views point (the string behind the pointer never moves).
   auto table = std::make_shared<const std::string>(std::move(words));

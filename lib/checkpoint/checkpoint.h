@@ -36,6 +36,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,6 +76,7 @@ struct Checkpoint {
   // Filled in by ReadCheckpoint.
   uint64_t word_table_hash = 0;
   std::string words_frame;  // the word table as stored (compressed), for writing it again
+  std::optional<uint32_t> words_frame_crc;  // its CRC-32, when checked on reading (table files)
   std::string words_file;   // the file it was read from ("" when inline)
   uint32_t format_version = kCheckpointFormatVersion;
   uint64_t file_size = 0;
@@ -104,9 +106,11 @@ class CheckpointWriter {
   // Adopts the word table of a checkpoint read back (Checkpoint::words_frame and
   // word_table_hash, and the table's totals), so that a resumed run writes it again without
   // recompressing; `stored_at` is the file it was read from (Checkpoint::words_file), which
-  // is not written again when checkpoints go to the same place.
+  // is not written again when checkpoints go to the same place. `crc`: the frame's CRC-32 if
+  // known (Checkpoint::words_frame_crc), else it is computed.
   void AdoptWordTable(std::string frame, uint64_t hash, uint64_t unique_words,
-                      uint64_t total_words, std::string stored_at = "");
+                      uint64_t total_words, std::string stored_at = "",
+                      std::optional<uint32_t> crc = std::nullopt);
 
   // The one-file form (table inline): with the table given to SetWordTable if any, else with
   // checkpoint.words (whose frame is then kept for the next call while the table stays the
