@@ -236,6 +236,21 @@ TEST(TrainBpe, EqualsReferenceWithCountsBeyond32Bits) {
   TrainerOptions options;
   options.vocab_size = 262;
   ExpectMatchesReference(words, options, "large counts");
+  // Resumed after each merge, the pair counts are rebuilt from the rewritten words, where a
+  // pair's count in one word ("abab": (a, b) twice, 2^41 x 3) needs more than 32 bits too.
+  WordCounts counts = ToCounts(words);
+  absl::StatusOr<TrainResult> full = TrainBpe(counts, options);
+  ASSERT_TRUE(full.ok()) << full.status();
+  for (size_t stop = 1; stop < full->model.merges.size(); ++stop) {
+    TrainControl interrupt;
+    interrupt.after_merge = [&](const MergeEvent& event) { return event.merges_done < stop; };
+    absl::StatusOr<TrainResult> partial = TrainBpe(counts, options, interrupt);
+    ASSERT_TRUE(partial.ok()) << partial.status();
+    absl::StatusOr<TrainResult> resumed = TrainBpe(counts, options, ResumeOf(*partial, true));
+    ASSERT_TRUE(resumed.ok()) << resumed.status();
+    EXPECT_EQ(resumed->model, full->model) << "resumed after " << stop;
+    EXPECT_EQ(resumed->merge_counts, full->merge_counts) << "resumed after " << stop;
+  }
 }
 
 // A pair list long enough that merges run in parallel batches (more than 4 x 2048 distinct

@@ -916,11 +916,14 @@ void Trainer::CountPairsOfWords(bool track_all) {
   }
   group[vocab] = total;
   // Pass 2: scatter the entries into their groups.
+  // 12 bytes, not 16: the count rarely needs 64 bits (see kLargeCount).
   struct Entry {
     TokenId right;
     WordRef word;
-    uint64_t count;  // word count x occurrences in the word
+    uint32_t count;  // word count x occurrences in the word, or kLargeCount
   };
+  // Marks a count of 2^32 - 1 or more, which is taken from the word itself when summed.
+  constexpr uint32_t kLargeCount = std::numeric_limits<uint32_t>::max();
   HugeArray<Entry> entries(total);
   arena_.execute([&] {
     tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
@@ -929,7 +932,9 @@ void Trainer::CountPairsOfWords(bool track_all) {
       for (size_t i = chunk_begin(c); i < chunk_begin(c + 1); ++i) {
         const uint64_t count = words_.count(refs[i]);
         for_each_pair(refs[i], seen, [&](TokenId left, TokenId right, uint32_t occurrences) {
-          entries[next[left]++] = {right, refs[i], count * occurrences};
+          const uint64_t c = count * occurrences;
+          entries[next[left]++] = {right, refs[i],
+                                   c < kLargeCount ? static_cast<uint32_t>(c) : kLargeCount};
         });
       }
     });
@@ -946,12 +951,20 @@ void Trainer::CountPairsOfWords(bool track_all) {
   };
   tbb::enumerable_thread_specific<Dense> thread_dense(
       [&] { return Dense{std::vector<uint64_t>(vocab, 0), std::vector<uint64_t>(vocab, 0), {}, {}}; });
+  // The exact count of a kLargeCount entry of left token l: its word's count times the pair's
+  // occurrences in it.
+  auto large_count = [&](size_t l, const Entry& entry) {
+    std::span<const TokenId> s = words_.symbols(entry.word);
+    uint64_t occurrences = 0;
+    for (size_t k = 0; k + 1 < s.size(); ++k) occurrences += s[k] == l && s[k + 1] == entry.right;
+    return words_.count(entry.word) * occurrences;
+  };
   auto count_group = [&](Dense& d, size_t l) {
     d.touched.clear();
     for (uint64_t e = group[l]; e < group[l + 1]; ++e) {
       const Entry& entry = entries[e];
       if (d.next[entry.right]++ == 0) d.touched.push_back(entry.right);
-      d.count[entry.right] += entry.count;
+      d.count[entry.right] += entry.count != kLargeCount ? entry.count : large_count(l, entry);
     }
   };
   uint64_t keep_from = 1;
