@@ -211,7 +211,7 @@ TrainingCheckpointer::TrainingCheckpointer(std::string path,
     writer_.AdoptWordTable(std::move(base_.words_frame), base_.word_table_hash,
                            base_.unique_words, base_.total_words, base_.words_file,
                            base_.words_frame_crc);
-    base_.words_frame.clear();
+    base_.words_frame = SharedBytes();
     table_serialized_ = true;
   }
 }

@@ -123,8 +123,9 @@ absl::Status CheckpointWriter::CompressWordTable() {
   constexpr size_t kMultiThreadBytes = size_t{32} << 20;
   // Level 1: poetry's 66 MB table in 0.22 s to 48.7 MB, where level 3 took 0.57 s for 42.5 MB
   // (one core), while training runs beside it.
-  TM_ASSIGN_OR_RETURN(words_frame_, Compress(words_raw_,
-                                             words_raw_.size() >= kMultiThreadBytes ? threads_ : 0, 1));
+  TM_ASSIGN_OR_RETURN(std::string frame, Compress(words_raw_,
+                                                  words_raw_.size() >= kMultiThreadBytes ? threads_ : 0, 1));
+  words_frame_ = SharedBytes(std::move(frame));
   std::string().swap(words_raw_);
   words_crc_ = Crc32(words_frame_);
   has_frame_ = true;
@@ -145,7 +146,7 @@ absl::Status CheckpointWriter::SetWordTable(const WordCounts& words) {
   return CompressWordTable();
 }
 
-void CheckpointWriter::AdoptWordTable(std::string frame, uint64_t hash, uint64_t unique_words,
+void CheckpointWriter::AdoptWordTable(SharedBytes frame, uint64_t hash, uint64_t unique_words,
                                       uint64_t total_words, std::string stored_at,
                                       std::optional<uint32_t> crc) {
   table_written_to_ = std::move(stored_at);
@@ -238,7 +239,7 @@ absl::StatusOr<CheckpointWriter::Parts> CheckpointWriter::BuildParts(
 absl::StatusOr<std::string> CheckpointWriter::Serialize(const Checkpoint& checkpoint) {
   TM_ASSIGN_OR_RETURN(Parts parts, BuildParts(checkpoint, SerializeMerges(checkpoint),
                                               checkpoint.merges.size(), ""));
-  return StrCat(parts.head, words_frame_, parts.tail);
+  return StrCat(parts.head, words_frame_.view(), parts.tail);
 }
 
 absl::Status CheckpointWriter::Write(const Checkpoint& checkpoint, const std::string& path) {
@@ -258,7 +259,7 @@ absl::Status CheckpointWriter::WriteTableFile(const std::string& path) {
   h.Fixed32(kTableFormatVersion);
   h.Fixed64(words_hash_);
   BinaryWriter(&tail).Fixed32(words_crc_);
-  const std::string_view pieces[] = {head, words_frame_, tail};
+  const std::string_view pieces[] = {head, words_frame_.view(), tail};
   TM_RETURN_IF_ERROR(WriteFileAtomically(path, pieces));
   table_written_to_ = path;
   return absl::OkStatus();
@@ -443,13 +444,13 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_vi
     return Corrupt(source, "the body checksum does not match (the file is damaged)");
   }
 
-  std::string table_data;  // the table file's bytes, when the table is not inline
+  SharedBytes table_data;  // the table file's bytes, when the table is not inline
   if (!inline_table) {
     if (read_table_file == nullptr) {
       return Corrupt(source, StrCat("its word table is in the file ", table_name,
                                     ", which was not given"));
     }
-    absl::StatusOr<std::string> read = read_table_file(std::string(table_name));
+    absl::StatusOr<SharedBytes> read = read_table_file(std::string(table_name));
     if (!read.ok()) {
       return absl::Status(read.status().code(),
                           StrCat(source, ": cannot read its word table (checkpoints are two files, "
@@ -473,13 +474,10 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_vi
   if (frame_crc != table_crc) return NotTheTable(table_name, source, kTableDamaged);
   TM_ASSIGN_OR_RETURN(std::string words, std::move(decompressed));
   if (inline_table) {
-    checkpoint.words_frame = std::string(words_frame);
-  } else {  // the frame, in place in the table file's bytes (no second copy of tens of MB)
-    const size_t at = static_cast<size_t>(words_frame.data() - table_data.data());
-    const size_t size = words_frame.size();
-    table_data.erase(0, at);
-    table_data.resize(size);
-    checkpoint.words_frame = std::move(table_data);
+    checkpoint.words_frame = SharedBytes(std::string(words_frame));
+  } else {  // the frame, in place in the table file's bytes (no copy of tens of MB)
+    const size_t at = static_cast<size_t>(words_frame.data() - table_data.view().data());
+    checkpoint.words_frame = table_data.Sub(at, words_frame.size());
     checkpoint.words_frame_crc = table_crc;  // checked above
   }
   // The bytes stay where the list's views point (the string behind the pointer never moves).
@@ -540,7 +538,7 @@ absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path, WordTableAs a
   TM_ASSIGN_OR_RETURN(Checkpoint checkpoint,
                       ParseCheckpoint(data, path, [&](const std::string& name) {
                         table_path = (folder / name).string();
-                        return ReadFile(table_path);
+                        return MapFile(table_path);
                       }, as));
   checkpoint.words_file = table_path;
   return checkpoint;

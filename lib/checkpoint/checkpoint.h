@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/file_util.h"
 #include "count/word_counts.h"
 
 namespace tokenmill {
@@ -75,7 +76,7 @@ struct Checkpoint {
 
   // Filled in by ReadCheckpoint.
   uint64_t word_table_hash = 0;
-  std::string words_frame;  // the word table as stored (compressed), for writing it again
+  SharedBytes words_frame;  // the word table as stored (compressed), for writing it again
   std::optional<uint32_t> words_frame_crc;  // its CRC-32, when checked on reading (table files)
   std::string words_file;   // the file it was read from ("" when inline)
   uint32_t format_version = kCheckpointFormatVersion;
@@ -108,7 +109,7 @@ class CheckpointWriter {
   // recompressing; `stored_at` is the file it was read from (Checkpoint::words_file), which
   // is not written again when checkpoints go to the same place. `crc`: the frame's CRC-32 if
   // known (Checkpoint::words_frame_crc), else it is computed.
-  void AdoptWordTable(std::string frame, uint64_t hash, uint64_t unique_words,
+  void AdoptWordTable(SharedBytes frame, uint64_t hash, uint64_t unique_words,
                       uint64_t total_words, std::string stored_at = "",
                       std::optional<uint32_t> crc = std::nullopt);
 
@@ -146,7 +147,7 @@ class CheckpointWriter {
   const WordCounts* cached_from_ = nullptr;
   uint64_t unique_words_ = 0, total_words_ = 0;
   std::string words_raw_;  // SerializeWordTable's output until CompressWordTable
-  std::string words_frame_;
+  SharedBytes words_frame_;
   uint32_t words_crc_ = 0;  // CRC-32 of words_frame_
   uint64_t words_hash_ = 0;
   bool has_frame_ = false;
@@ -158,7 +159,7 @@ class CheckpointWriter {
 // such a checkpoint is an error.
 // `as`: read the word table into Checkpoint::words (a WordCounts), or into word_list (no
 // hashing: about four times faster on poetry's 3.35 M words, for a run that only resumes).
-using TableFileReader = std::function<absl::StatusOr<std::string>(const std::string& name)>;
+using TableFileReader = std::function<absl::StatusOr<SharedBytes>(const std::string& name)>;
 enum class WordTableAs { kCounts, kList };
 absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_view source,
                                            const TableFileReader& read_table_file = nullptr,

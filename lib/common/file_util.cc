@@ -1,6 +1,7 @@
 #include "common/file_util.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,6 +27,47 @@ std::string ParentDir(const std::string& path) {
 }
 
 }  // namespace
+
+SharedBytes::SharedBytes(std::string bytes) {
+  auto owned = std::make_shared<const std::string>(std::move(bytes));
+  bytes_ = *owned;
+  owner_ = std::move(owned);
+}
+
+namespace {
+
+struct Mapping {
+  void* data = nullptr;
+  size_t size = 0;
+  ~Mapping() {
+    if (data != nullptr) ::munmap(data, size);
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<SharedBytes> MapFile(const std::string& path) {
+  absl::Status readable = CheckReadableFile(path);
+  if (!readable.ok()) return readable;
+  int fd = path == "-" ? -1 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    const size_t size = static_cast<size_t>(st.st_size);
+    void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    ::close(fd);
+    if (data != MAP_FAILED) {
+      auto mapping = std::make_shared<Mapping>();
+      mapping->data = data;
+      mapping->size = size;
+      return SharedBytes(std::move(mapping), std::string_view(static_cast<const char*>(data), size));
+    }
+  } else if (fd >= 0) {
+    ::close(fd);
+  }
+  absl::StatusOr<std::string> read = ReadFile(path);
+  if (!read.ok()) return read.status();
+  return SharedBytes(*std::move(read));
+}
 
 absl::Status CheckReadableFile(const std::string& path) {
   if (path == "-") return absl::OkStatus();

@@ -1,6 +1,7 @@
 // Small, checked file-system helpers. Every error names the path and the reason.
 #pragma once
 
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -13,6 +14,30 @@ namespace tokenmill {
 // Reads a whole regular file. Fails (naming the path) when it is missing, a directory or
 // unreadable.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+// Bytes that keep their owner alive (a string, or a file mapped into memory); copies share
+// them, and Sub() views part of them without copying.
+class SharedBytes {
+ public:
+  SharedBytes() = default;
+  explicit SharedBytes(std::string bytes);
+  SharedBytes(std::shared_ptr<const void> owner, std::string_view bytes)
+      : owner_(std::move(owner)), bytes_(bytes) {}
+  std::string_view view() const { return bytes_; }
+  operator std::string_view() const { return bytes_; }
+  size_t size() const { return bytes_.size(); }
+  bool empty() const { return bytes_.empty(); }
+  SharedBytes Sub(size_t offset, size_t size) const { return {owner_, bytes_.substr(offset, size)}; }
+
+ private:
+  std::shared_ptr<const void> owner_;
+  std::string_view bytes_;
+};
+
+// A whole regular file as SharedBytes: mapped read-only (no copy, and no new memory of ours:
+// the pages are the page cache's), or read with ReadFile where it cannot be mapped. Errors
+// as ReadFile's. The file must not change while the bytes are in use.
+absl::StatusOr<SharedBytes> MapFile(const std::string& path);
 
 // Checks that `path` names a readable regular file (or "-" for stdin) without reading it.
 absl::Status CheckReadableFile(const std::string& path);

@@ -40,7 +40,9 @@ void FixCrcs(std::string& bytes) {
 void CheckParse(std::string_view bytes, const std::string* table_file = nullptr) {
   TableFileReader reader;
   if (table_file != nullptr) {
-    reader = [table_file](const std::string&) -> absl::StatusOr<std::string> { return *table_file; };
+    reader = [table_file](const std::string&) -> absl::StatusOr<SharedBytes> {
+      return SharedBytes(*table_file);
+    };
   }
   absl::StatusOr<Checkpoint> parsed = ParseCheckpoint(bytes, "fuzz.ckpt", reader);
   if (!parsed.ok()) {
