@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,10 +86,57 @@ class PlainStream : public ByteStream {
   std::unique_ptr<FdSource> source_;
 };
 
-class ZstdStream : public ByteStream {
+// What the zstd and gzip streams share: the compressed input, and the rule that the bytes
+// decoded before a fault are returned first and the fault (pending_) on the next Read.
+class DecodingStream : public ByteStream {
+ protected:
+  explicit DecodingStream(std::unique_ptr<FdSource> source)
+      : source_(std::move(source)), in_buffer_(kDiskBuffer) {}
+
+  // Once the decoder can go no further with the input it has: reads the next compressed bytes
+  // into in_buffer_ and returns how many, 0 when the file has just ended (call the decoder once
+  // more: it may still hold output). nullopt to stop: at the end, with an error in pending_ if
+  // the data ends inside an open `unit` of `format`, or after a read error (in pending_).
+  std::optional<size_t> NextInput(bool open, std::string_view format, std::string_view unit) {
+    if (source_ended_) {
+      if (open) {
+        pending_ = absl::DataLossError(StrCat(
+            "'", source_->path(), "' is truncated: the ", format, " data ends at compressed byte ",
+            source_->consumed(), " (", produced_, " bytes decompressed) inside a ", unit));
+      }
+      return std::nullopt;
+    }
+    absl::StatusOr<size_t> n = source_->Read(in_buffer_.data(), in_buffer_.size());
+    if (!n.ok()) {
+      pending_ = n.status();
+      return std::nullopt;
+    }
+    if (*n == 0) {
+      source_ended_ = true;
+    } else {
+      input_base_ = source_->consumed() - *n;
+    }
+    return *n;
+  }
+  // The result of a Read that produced `n` bytes.
+  absl::StatusOr<size_t> Yield(size_t n) {
+    produced_ += n;
+    if (n == 0 && !pending_.ok()) return pending_;
+    return n;
+  }
+
+  std::unique_ptr<FdSource> source_;
+  std::vector<char> in_buffer_;
+  uint64_t input_base_ = 0;  // file offset of in_buffer_'s first byte
+  uint64_t produced_ = 0;    // bytes returned so far
+  bool source_ended_ = false;
+  absl::Status pending_;  // a fault found after some bytes were decoded
+};
+
+class ZstdStream : public DecodingStream {
  public:
   explicit ZstdStream(std::unique_ptr<FdSource> source)
-      : source_(std::move(source)), dctx_(ZSTD_createDCtx()), in_buffer_(kDiskBuffer) {}
+      : DecodingStream(std::move(source)), dctx_(ZSTD_createDCtx()) {}
   ~ZstdStream() override { ZSTD_freeDCtx(dctx_); }
 
   absl::StatusOr<size_t> Read(char* out, size_t capacity) override {
@@ -120,51 +168,25 @@ class ZstdStream : public ByteStream {
       flush_pending_ = output.pos == output.size;
       if (output.pos != 0) break;
       if (was_flush || input_.pos < input_.size) continue;
-      if (source_ended_) {
-        if (frame_open_) {
-          pending_ = absl::DataLossError(StrCat(
-              "'", source_->path(), "' is truncated: the zstd data ends at compressed byte ",
-              source_->consumed(), " (", produced_, " bytes decompressed) inside a frame"));
-        }
-        break;
-      }
-      absl::StatusOr<size_t> n = source_->Read(in_buffer_.data(), in_buffer_.size());
-      if (!n.ok()) {
-        pending_ = n.status();
-        break;
-      }
-      if (*n == 0) {
-        source_ended_ = true;
-        continue;
-      }
-      input_ = ZSTD_inBuffer{in_buffer_.data(), *n, 0};
-      input_base_ = source_->consumed() - *n;
+      std::optional<size_t> n = NextInput(frame_open_, "zstd", "frame");
+      if (!n.has_value()) break;
+      if (*n > 0) input_ = ZSTD_inBuffer{in_buffer_.data(), *n, 0};
     }
-    produced_ += output.pos;
-    // The bytes decompressed before an error are returned first; the error comes next call.
-    if (output.pos == 0 && !pending_.ok()) return pending_;
-    return output.pos;
+    return Yield(output.pos);
   }
   uint64_t disk_bytes() const override { return input_base_ + input_.pos; }
 
  private:
-  std::unique_ptr<FdSource> source_;
   ZSTD_DCtx* dctx_;
-  std::vector<char> in_buffer_;
   ZSTD_inBuffer input_{nullptr, 0, 0};
-  uint64_t input_base_ = 0;
-  uint64_t produced_ = 0;
   bool frame_open_ = false;
-  bool source_ended_ = false;
   bool flush_pending_ = false;  // the last call filled the output: the decoder may hold more
   size_t hint_ = 1;             // input bytes the decoder wants next
-  absl::Status pending_;        // an error found after some bytes were decompressed
 };
 
-class GzipStream : public ByteStream {
+class GzipStream : public DecodingStream {
  public:
-  explicit GzipStream(std::unique_ptr<FdSource> source)
-      : source_(std::move(source)), in_buffer_(kDiskBuffer) {
+  explicit GzipStream(std::unique_ptr<FdSource> source) : DecodingStream(std::move(source)) {
     std::memset(&z_, 0, sizeof(z_));
     init_rc_ = inflateInit2(&z_, 16 + MAX_WBITS);
   }
@@ -205,46 +227,23 @@ class GzipStream : public ByteStream {
         member_open_ = true;
         continue;
       }
-      if (source_ended_) {
-        if (member_open_) {
-          pending_ = absl::DataLossError(StrCat(
-              "'", source_->path(), "' is truncated: the gzip data ends at compressed byte ",
-              source_->consumed(), " (", produced_, " bytes decompressed) inside a member"));
-        }
-        break;
+      std::optional<size_t> n = NextInput(member_open_, "gzip", "member");
+      if (!n.has_value()) break;
+      if (*n > 0) {
+        z_.next_in = reinterpret_cast<Bytef*>(in_buffer_.data());
+        z_.avail_in = static_cast<uInt>(*n);
+        in_size_ = *n;
       }
-      absl::StatusOr<size_t> n = source_->Read(in_buffer_.data(), in_buffer_.size());
-      if (!n.ok()) {
-        pending_ = n.status();
-        break;
-      }
-      if (*n == 0) {
-        source_ended_ = true;
-        continue;
-      }
-      z_.next_in = reinterpret_cast<Bytef*>(in_buffer_.data());
-      z_.avail_in = static_cast<uInt>(*n);
-      input_base_ = source_->consumed() - *n;
-      in_size_ = *n;
     }
-    size_t n = start_out - z_.avail_out;
-    produced_ += n;
-    if (n == 0 && !pending_.ok()) return pending_;
-    return n;
+    return Yield(start_out - z_.avail_out);
   }
   uint64_t disk_bytes() const override { return input_base_ + (in_size_ - z_.avail_in); }
 
  private:
-  std::unique_ptr<FdSource> source_;
-  std::vector<char> in_buffer_;
   z_stream z_;
   int init_rc_;
-  uint64_t input_base_ = 0;
   size_t in_size_ = 0;
-  uint64_t produced_ = 0;
   bool member_open_ = false;
-  bool source_ended_ = false;
-  absl::Status pending_;  // an error found after some bytes were inflated
 };
 
 }  // namespace
