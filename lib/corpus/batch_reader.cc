@@ -80,6 +80,14 @@ struct BatchReader::Stream {
   bool started = false;                // a ticket was handed out (NextTicket only)
   std::atomic<bool> done{false};       // no more batches (for NextTicket)
   std::atomic<int> outstanding{0};     // tickets handed out and not yet filled
+
+  // No more batches: the file is closed and the stream hands out no more tickets (mu held).
+  void End() {
+    ended = true;
+    done.store(true, std::memory_order_release);
+    source.reset();
+    std::string().swap(carry);
+  }
 };
 
 BatchReader::BatchReader(std::vector<InputFile> inputs, std::vector<CutRule> cut_rules,
@@ -166,9 +174,7 @@ void BatchReader::Abandon(const Ticket& ticket) {
     if (stream->input != ticket.input) continue;
     {
       std::lock_guard<std::mutex> lock(stream->mu);
-      stream->ended = true;
-      stream->done.store(true, std::memory_order_release);
-      stream->source.reset();
+      stream->End();
     }
     stream->outstanding.fetch_sub(1, std::memory_order_acq_rel);
     return;
@@ -228,8 +234,7 @@ absl::Status BatchReader::FillStream(Stream& stream, Batch* batch) {
   if (stream.source == nullptr) {
     absl::StatusOr<std::unique_ptr<ByteStream>> opened = ByteStream::Open(input);
     if (!opened.ok()) {
-      stream.ended = true;
-      stream.done.store(true, std::memory_order_release);
+      stream.End();
       return opened.status();
     }
     stream.source = std::move(*opened);
@@ -239,6 +244,7 @@ absl::Status BatchReader::FillStream(Stream& stream, Batch* batch) {
   stream.carry.clear();
   size_t cut = CutRule::npos;
   bool at_end = false;
+  absl::Status fault;
   size_t search_from = 0;  // cuts before this were looked for already
   while (true) {
     size_t want = buffer.size() < options_.batch_bytes ? options_.batch_bytes - buffer.size()
@@ -250,17 +256,10 @@ absl::Status BatchReader::FillStream(Stream& stream, Batch* batch) {
       // The whole documents read before the fault still make a batch, so that a problem in
       // them is found and reported before this error whatever the batch size.
       buffer.resize(old_size);
-      size_t last = rule.LastCut(buffer);
-      size_t end = last == CutRule::npos ? 0 : last;
-      batch->begin = 0;
-      batch->end = end;
-      batch->offset = stream.offset;
-      batch->first_line = stream.line;
-      buffer.resize(std::max(buffer.size(), end + options_.padding));
-      stream.ended = true;
-      stream.done.store(true, std::memory_order_release);
-      stream.source.reset();
-      return got.status();
+      cut = rule.LastCut(buffer);
+      if (cut == CutRule::npos) cut = 0;
+      fault = got.status();
+      break;
     }
     buffer.resize(old_size + *got);
     if (*got == 0) {
@@ -289,12 +288,8 @@ absl::Status BatchReader::FillStream(Stream& stream, Batch* batch) {
   batch->disk_bytes = disk - stream.disk_seen;
   stream.disk_seen = disk;
   buffer.resize(std::max(buffer.size(), end + options_.padding));
-  if (at_end) {
-    stream.ended = true;
-    stream.done.store(true, std::memory_order_release);
-    stream.source.reset();
-  }
-  return absl::OkStatus();
+  if (at_end || !fault.ok()) stream.End();
+  return fault;
 }
 
 absl::StatusOr<uint64_t> BatchReader::LineNumberAt(size_t input_index, uint64_t offset) const {

@@ -149,7 +149,8 @@ class Trainer {
     return {result_.model.merges.data() + first_resumed_, resumed_tokens_before_.size()};
   }
   void CountPairsOfWords(bool track_all);
-  // Rebuilds the pair table and the queue with every pair (after a partial CountPairsOfWords).
+  // Rebuilds the pair table and the queue (Fill replaces what it held) with every pair, after
+  // a partial CountPairsOfWords.
   void TrackAllPairs();
   // Reports the replayed merges to control_.after_merge; false when it asked to stop.
   bool ReportReplayed();
@@ -690,13 +691,7 @@ absl::StatusOr<bool> Trainer::ReplayByEncoding(
   const size_t chunks = std::clamp<size_t>((n + kInitialChunkWords - 1) / kInitialChunkWords, 1,
                                            kMaxReplayChunks);
   auto chunk_begin = [&](size_t c) { return n * c / chunks; };
-  size_t room = 0, kept = 0;
-  for (const auto& [word, count] : words) {
-    if (word.size() < 2) continue;  // holds no pair (and is no word of the store)
-    room += WordStore::kHeader + word.size();
-    ++kept;
-  }
-  TM_ASSIGN_OR_RETURN(words_, WordStore::Allocate(room, kept));
+  TM_ASSIGN_OR_RETURN(words_, WordStore::Allocate(words));
   struct Scratch {
     size_t chunk = 0;
     size_t first_word = 0;  // the store index of the chunk's first word
@@ -743,7 +738,7 @@ absl::StatusOr<bool> Trainer::ReplayByEncoding(
                   std::vector<TokenId> ids;
                   for (size_t i = chunk_begin(scratch->chunk); i < chunk_begin(scratch->chunk + 1); ++i) {
                     const auto& [word, count] = words[i];
-                    if (word.size() < 2) continue;
+                    if (word.size() < 2) continue;  // holds no pair (and is no word of the store)
                     ids.clear();
                     if (!by_characters.Encode(word, ids)) bpe.Encode(word, ids);
                     for (TokenId t : ids) weight[t] += count;
@@ -845,8 +840,6 @@ absl::Status Trainer::FinishReplay(std::vector<uint64_t> counts) {
 // every pair (TrackAllPairs) should the best kept pair fall below the floor after all.
 void Trainer::CountPairsOfWords(bool track_all) {
   const size_t remaining = TargetTokens() > tokens().size() ? TargetTokens() - tokens().size() : 0;
-  untracked_below_ = 1;
-  pairs_.set_partial(false);
   if (!track_all && remaining == 0) {
     untracked_below_ = std::numeric_limits<uint64_t>::max();
     pairs_.set_partial(true);
@@ -1055,7 +1048,6 @@ void Trainer::CountPairsOfWords(bool track_all) {
 
 void Trainer::TrackAllPairs() {
   pairs_ = PairIndex();
-  queue_.Clear();
   CountPairsOfWords(/*track_all=*/true);
 }
 
@@ -1190,7 +1182,8 @@ absl::Status Trainer::MergeLoop() {
   while (model.tokens.size() < TargetTokens()) {
     PairKey p;
     const bool popped = queue_.PopBest(pairs_, &p);
-    if (untracked_below_ > 1 && (!popped || pairs_.count(p) < untracked_below_)) {
+    const uint64_t count = popped ? pairs_.count(p) : 0;
+    if (untracked_below_ > 1 && count < untracked_below_) {
       // A pair left out might now be the best: count them all (see CountPairsOfWords).
       TrackAllPairs();
       continue;
@@ -1204,7 +1197,6 @@ absl::Status Trainer::MergeLoop() {
       result_.stop_reason = StrCat("no pair is left to merge; ", VocabShortfall());
       break;
     }
-    const uint64_t count = pairs_.count(p);
     if (count < options_.min_frequency) {
       result_.stop_reason = StrCat("the best pair occurs ", count, " times, below --min-frequency ",
                                    options_.min_frequency, "; ", VocabShortfall());

@@ -55,13 +55,6 @@ class MergeQueue {
   bool PopBest(const PairIndex& pairs, PairKey* best);
   // Entries queued, in the heap or waiting.
   size_t size() const;
-  // Empties the queue (before a new Fill).
-  void Clear() {
-    heap_.clear();
-    for (std::vector<Entry>& tier : waiting_) tier.clear();
-    heaped_tier_ = 0;
-    floor_ = 0;
-  }
 
  private:
   struct Entry {

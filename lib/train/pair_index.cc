@@ -25,11 +25,13 @@ size_t PairIndex::size() const {
 
 uint64_t PairIndex::AddCount(PairKey key, int64_t delta) {
   Map& map = MapOf(key);
+  Map::iterator it;
   if (partial_ && delta < 0) {
-    auto it = map.find(key);
+    it = map.find(key);
     if (it == map.end()) return 0;  // a pair left out, becoming rarer still
+  } else {
+    it = map.try_emplace(key).first;
   }
-  auto [it, inserted] = map.try_emplace(key);
   Pair& pair = it->second;
   assert(delta >= 0 || pair.count >= static_cast<uint64_t>(-delta));
   pair.count += static_cast<uint64_t>(delta);

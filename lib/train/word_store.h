@@ -36,9 +36,11 @@ class WordStore {
   static absl::StatusOr<WordStore> Build(
       std::span<const std::pair<std::string_view, uint64_t>> words, const TokenId (&byte_id)[256]);
 
-  // An empty store with room for `symbols` array entries and `words` words, to be placed by
-  // PutRecords. Only the entries written take memory. Fails if they do not fit 2^32 entries.
-  static absl::StatusOr<WordStore> Allocate(size_t symbols, size_t words);
+  // An empty store with the room Build gives `words` (the words of two bytes or more, a symbol
+  // per byte), so that any encoding of them fits; they are placed by PutRecords. Only the
+  // entries written take memory. Fails as Build does.
+  static absl::StatusOr<WordStore> Allocate(
+      std::span<const std::pair<std::string_view, uint64_t>> words);
   // Copies `records`, laid out as in the store (see the contract), to array offset `at`, as
   // the words numbered from `first_word` on. The caller keeps the ranges of different calls
   // apart; such calls may run concurrently.
@@ -48,9 +50,8 @@ class WordStore {
       refs_[first_word++] = at + static_cast<uint32_t>(r);
     }
   }
-  static constexpr uint32_t kHeader = 3;  // array entries before a word's symbols
 
-  // Every word, in the order given to Build (or by Put's index).
+  // Every word, in the order given to Build (or numbered by PutRecords).
   std::span<const WordRef> refs() const { return refs_; }
   uint64_t count(WordRef w) const {
     return data_[w + 1] | (static_cast<uint64_t>(data_[w + 2]) << 32);
@@ -95,6 +96,7 @@ class WordStore {
   }
 
  private:
+  static constexpr uint32_t kHeader = 3;
   HugeArray<uint32_t> data_;
   std::vector<WordRef> refs_;
 };
