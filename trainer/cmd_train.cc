@@ -302,8 +302,10 @@ int RunTrain(int argc, char** argv) {
     if (name != "resume") base.settings.emplace_back(name, value);
   }
   TrainControl control;
-  control.resume_merges = base.merges;
-  control.resume_counts = base.merge_counts;
+  // The trainer takes the merges over; the checkpointer writes them again from their stored
+  // form (base.merges_raw).
+  control.resume_merges = std::move(base.merges);
+  control.resume_counts = std::move(base.merge_counts);
   // The checkpoint's word table is the one being trained on (base.words stays empty; the
   // writer reads the table through `words`, or adopts the resumed checkpoint's).
   TrainingCheckpointer checkpointer(checkpoint_path, options.checkpoint, std::move(base),

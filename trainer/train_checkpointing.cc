@@ -198,14 +198,21 @@ TrainingCheckpointer::TrainingCheckpointer(std::string path,
       words_(words),
       writer_(threads),
       last_write_seconds_(NowSeconds()) {
-  for (size_t i = 0; i < base_.merges.size(); ++i) {
-    CheckpointWriter::AppendMerge(
-        &merges_raw_, base_.merges[i].first, base_.merges[i].second,
-        i < base_.merge_counts.size() ? base_.merge_counts[i] : 0);
+  if (base_.merges_raw_count != 0) {  // as read from a checkpoint
+    merges_raw_ = std::move(base_.merges_raw);
+    merge_count_ = base_.merges_raw_count;
+  } else {
+    for (size_t i = 0; i < base_.merges.size(); ++i) {
+      CheckpointWriter::AppendMerge(
+          &merges_raw_, base_.merges[i].first, base_.merges[i].second,
+          i < base_.merge_counts.size() ? base_.merge_counts[i] : 0);
+    }
+    merge_count_ = base_.merges.size();
   }
-  merge_count_ = base_.merges.size();
   std::vector<std::pair<std::string, std::string>>().swap(base_.merges);
   std::vector<uint64_t>().swap(base_.merge_counts);
+  std::string().swap(base_.merges_raw);
+  base_.merges_raw_count = 0;
   if (!base_.words_frame.empty()) {
     // Resumed: the table's compressed frame is the checkpoint's own.
     writer_.AdoptWordTable(std::move(base_.words_frame), base_.word_table_hash,

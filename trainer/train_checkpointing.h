@@ -81,8 +81,8 @@ class InterruptGuard {
 };
 
 // Writes checkpoints for one training run. `base` holds the settings, corpus fingerprint and
-// the merges learned before this run (when resuming, also the stored word-table frame, which is
-// reused); `words` is the word table being trained on: it must stay alive until
+// the merges learned before this run (in their stored form when merges_raw_count is nonzero,
+// else from `merges`; when resuming, also the stored word-table frame, which is reused); `words` is the word table being trained on: it must stay alive until
 // ReleaseWordTable() returns, after which the checkpoints need only its compressed copy. It may
 // be null when `base` holds the stored table (a resumed run).
 // Merges are recorded from the after_merge events (not when checkpoints are off).

@@ -464,6 +464,56 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_vi
                                                 table_crc));
   }
 
+  // The merges are decompressed and parsed on a thread of their own while the word table is
+  // read (linux_c_100m at 30k merges: 3.4 ms of the 9 ms of reading); the table's errors are
+  // reported first, as when one was read after the other.
+  struct ParsedMerges {
+    std::vector<std::pair<std::string, std::string>> merges;
+    std::vector<uint64_t> counts;
+    std::string raw;
+    absl::Status status;
+  } parsed;
+  std::jthread merges_thread([&parsed, merges_frame, merge_count, version, source] {
+    auto malformed = [&] { return Corrupt(source, "the merge list is malformed"); };
+    absl::StatusOr<std::string> merges = Decompress(merges_frame, source, "merges");
+    if (!merges.ok()) {
+      parsed.status = merges.status();
+      return;
+    }
+    BinaryReader mr(*merges);
+    uint64_t n = 0;
+    if (!mr.Varint(&n) || n != merge_count || n > merges->size()) {
+      parsed.status = malformed();
+      return;
+    }
+    const size_t first = mr.offset();
+    parsed.merges.reserve(n);
+    parsed.counts.reserve(version >= 3 ? n : 0);
+    for (uint64_t i = 0; i < n; ++i) {
+      std::string_view left, right;
+      uint64_t count = 0;
+      if (!mr.Bytes(&left) || !mr.Bytes(&right) || left.empty() || right.empty() ||
+          (version >= 3 && !mr.Varint(&count))) {
+        parsed.status = malformed();
+        return;
+      }
+      parsed.merges.emplace_back(left, right);
+      if (version >= 3) parsed.counts.push_back(count);
+    }
+    if (!mr.done()) {
+      parsed.status = malformed();
+      return;
+    }
+    if (version >= 3) {  // stored as the writer appends them: keep the bytes after the count
+      parsed.raw = *std::move(merges);
+      parsed.raw.erase(0, first);
+    } else {
+      for (const auto& [left, right] : parsed.merges) {
+        CheckpointWriter::AppendMerge(&parsed.raw, left, right, 0);
+      }
+    }
+  });
+
   // A table file's frame is checked against its CRC on a second thread while it is
   // decompressed (poetry's 49 MB frame: 0.05 s each); the CRC's verdict comes first.
   uint32_t frame_crc = table_crc;
@@ -514,20 +564,12 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_vi
   checkpoint.unique_words = unique_words;
   checkpoint.total_words = total_words;
 
-  TM_ASSIGN_OR_RETURN(std::string merges, Decompress(merges_frame, source, "merges"));
-  BinaryReader mr(merges);
-  if (!mr.Varint(&n) || n != merge_count) return Corrupt(source, "the merge list is malformed");
-  for (uint64_t i = 0; i < n; ++i) {
-    std::string_view left, right;
-    uint64_t count = 0;
-    if (!mr.Bytes(&left) || !mr.Bytes(&right) || left.empty() || right.empty() ||
-        (version >= 3 && !mr.Varint(&count))) {
-      return Corrupt(source, "the merge list is malformed");
-    }
-    checkpoint.merges.emplace_back(left, right);
-    if (version >= 3) checkpoint.merge_counts.push_back(count);
-  }
-  if (!mr.done()) return Corrupt(source, "the merge list is malformed");
+  merges_thread.join();
+  TM_RETURN_IF_ERROR(parsed.status);
+  checkpoint.merges = std::move(parsed.merges);
+  checkpoint.merge_counts = std::move(parsed.counts);
+  checkpoint.merges_raw = std::move(parsed.raw);
+  checkpoint.merges_raw_count = checkpoint.merges.size();
   return checkpoint;
 }
 

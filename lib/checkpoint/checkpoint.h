@@ -71,6 +71,12 @@ struct Checkpoint {
   // checkpoints of format version 1 and 2, where this is empty). Resuming checks them against
   // the words and needs them only for merges of a token with itself (see bpe_trainer.h).
   std::vector<uint64_t> merge_counts;
+  // The merges as stored (CheckpointWriter::AppendMerge's form, one after another, with 0 for
+  // the counts that formats 1 and 2 lack) and how many they are: filled in by ParseCheckpoint
+  // beside `merges`, so that a resumed run writes them again without serializing them anew,
+  // and may move `merges` away. A writer that is given a count of 0 uses `merges` instead.
+  std::string merges_raw;
+  uint64_t merges_raw_count = 0;
   bool finished = false;  // training had stopped by itself (target reached or no pairs left)
   int64_t created_unix_seconds = 0;
 
