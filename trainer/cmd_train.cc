@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <optional>
 
+#include <tbb/task_arena.h>
+
 #include "absl/strings/str_format.h"
 #include "common/strings.h"
 #include "commands.h"
@@ -350,8 +352,14 @@ int RunTrain(int argc, char** argv) {
   // The last checkpoint is written while the tokenizer is (both wait for the disk).
   checkpointer.StartWrite(/*finished=*/true);
   RemoveStaleTemporaries(options.output);
-  absl::Status saved = options.format == "tiktoken" ? SaveTiktoken(result->model, options.output)
-                                                      : SaveHfJson(result->model, options.output);
+  // Writing builds the file's pieces in parallel, on at most --threads threads.
+  absl::Status saved;
+  tbb::task_arena(options.corpus.threads > 0 ? options.corpus.threads
+                                             : tbb::task_arena::automatic)
+      .execute([&] {
+        saved = options.format == "tiktoken" ? SaveTiktoken(result->model, options.output)
+                                             : SaveHfJson(result->model, options.output);
+      });
   if (absl::Status s = checkpointer.Finish(); !s.ok()) {
     PrintError("train", saved.ok() ? StrCat("the tokenizer was written to ", options.output,
                                             ", but the last checkpoint was not: ", Message(s))

