@@ -25,12 +25,15 @@ class MergeQueueTest : public ::testing::TestWithParam<Case> {};
 TEST_P(MergeQueueTest, PopsTheBestPairAsCountsChange) {
   const Case c = GetParam();
   std::mt19937_64 rng(c.min_heap * 2 + c.id_ties);
-  // Distinct tokens of 1-3 letters, in an order unrelated to their bytes.
+  // Distinct tokens of 1-3 letters, in an order unrelated to their bytes; a third of them after
+  // 6-9 bytes of a common prefix, so that many share their first 8 bytes, and letters include
+  // a zero byte (which the ranks' 8-byte prefixes pad with).
   std::vector<std::string> tokens;
   std::map<std::string, bool> seen;
   while (tokens.size() < 60) {
     std::string t(1 + rng() % 3, 'a');
-    for (char& ch : t) ch = static_cast<char>('a' + rng() % 4);
+    for (char& ch : t) ch = "\0abc"[rng() % 4];
+    if (rng() % 3 == 0) t = std::string(6 + rng() % 4, 'a') + t;
     if (seen.emplace(t, true).second) tokens.push_back(t);
   }
   // Counts skewed toward small values (as on real corpora), with many ties.

@@ -1,6 +1,7 @@
 #include "train/merge_queue.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace tokenmill {
 
@@ -68,7 +69,11 @@ void MergeQueue::FillWith(ForEach&& for_each) {
 }
 
 void MergeQueue::MakeHeap() {
-  if (id_ties_) {
+  // Up to a few entries per token, ties are compared through the tokens' bytes (After): a
+  // resumed linux_c_100m run heaps 38k pairs over 30k tokens in 0.7 ms this way, against 3 ms
+  // with the token ranks below (most of it sorting the tokens); poetry, 115k pairs: 1.5 ms
+  // against 4 ms.
+  if (id_ties_ || heap_.size() < 8 * tokens_.size()) {
     std::make_heap(heap_.begin(), heap_.end(),
                    [this](const Entry& x, const Entry& y) { return After(x, y); });
     return;
@@ -76,12 +81,29 @@ void MergeQueue::MakeHeap() {
   // Millions of pairs share a few small counts, so most comparisons are ties: compare the
   // tokens' ranks in byte order (the same order as comparing their bytes, without touching
   // the strings).
-  std::vector<TokenId> by_bytes(tokens_.size());
-  for (TokenId id = 0; id < by_bytes.size(); ++id) by_bytes[id] = id;
-  std::sort(by_bytes.begin(), by_bytes.end(),
-            [this](TokenId a, TokenId b) { return tokens_[a] < tokens_[b]; });
+  // The sort compares each token's first 8 bytes as one big-endian integer (zero-padded: where
+  // two such prefixes differ, the strings compare the same way) and only equal prefixes by
+  // their bytes (for a resumed linux_c_100m run with ranks, 30k tokens: the index and queue
+  // step took 3.7 ms instead of 5.8 ms).
+  struct ByBytes {
+    uint64_t prefix;
+    TokenId id;
+  };
+  std::vector<ByBytes> by_bytes(tokens_.size());
+  for (TokenId id = 0; id < by_bytes.size(); ++id) {
+    const std::string& t = tokens_[id];
+    unsigned char prefix[8] = {};
+    std::memcpy(prefix, t.data(), std::min<size_t>(t.size(), 8));
+    uint64_t key = 0;
+    for (unsigned char c : prefix) key = key << 8 | c;
+    by_bytes[id] = {key, id};
+  }
+  std::sort(by_bytes.begin(), by_bytes.end(), [this](const ByBytes& a, const ByBytes& b) {
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;
+    return tokens_[a.id] < tokens_[b.id];
+  });
   std::vector<uint32_t> rank(tokens_.size());
-  for (uint32_t r = 0; r < by_bytes.size(); ++r) rank[by_bytes[r]] = r;
+  for (uint32_t r = 0; r < by_bytes.size(); ++r) rank[by_bytes[r].id] = r;
   auto tie_key = [&rank](PairKey key) {
     return uint64_t{rank[PairLeft(key)]} << 32 | rank[PairRight(key)];
   };
