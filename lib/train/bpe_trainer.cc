@@ -650,35 +650,43 @@ absl::StatusOr<bool> Trainer::ReplayByEncoding(
     std::span<const std::pair<std::string_view, uint64_t>> words, std::vector<uint64_t>* counts) {
   std::span<const Merge> merges = ResumedMerges();
   const TokenId first_new = static_cast<TokenId>(tokens().size() - merges.size());
-  {
-    absl::flat_hash_set<PairKey> pairs;
-    pairs.reserve(merges.size());
-    for (size_t i = 0; i < merges.size(); ++i) {
-      const Merge& m = merges[i];
-      if (m.result != first_new + i || !pairs.insert(MakePairKey(m.left, m.right)).second) {
-        return false;  // a reused id or a repeated pair: BPE would not replay it exactly
-      }
-      if (m.left == m.right && KnownResumeCount(i) == 0) return false;  // its count is unknown
-    }
+  for (size_t i = 0; i < merges.size(); ++i) {
+    const Merge& m = merges[i];
+    if (m.result != first_new + i) return false;  // a reused id: BPE would not replay it exactly
+    if (m.left == m.right && KnownResumeCount(i) == 0) return false;  // its count is unknown
   }
   // BPE with the resumed merges as priorities (model/piece_bpe.h). Bytes outside the alphabet
-  // occur in no word; they map to an id that no merge names.
+  // occur in no word; they map to an id that no merge names. The word store is allocated
+  // meanwhile.
   std::vector<std::pair<uint64_t, PairMerge>> entries;
   entries.reserve(merges.size());
   for (uint32_t rank = 0; rank < merges.size(); ++rank) {
     entries.push_back({PairTable::Key(merges[rank].left, merges[rank].right),
                        PairMerge{rank, merges[rank].result}});
   }
-  PairTable merge_table;
-  merge_table.Build(entries);
   TokenId byte_token[256];
   std::fill(std::begin(byte_token), std::end(byte_token), PairTable::kNone - 1);
   for (size_t k = 0; k < alphabet_size_; ++k) {
     const TokenId id = static_cast<TokenId>(first_alphabet_id_ + k);
     byte_token[static_cast<unsigned char>(tokens()[id][0])] = id;
   }
+  PairTable merge_table;
   const PieceBpe bpe(&merge_table, byte_token);
-  const CharacterStart by_characters(tokens(), bpe);
+  std::optional<CharacterStart> character_start;
+  size_t distinct_pairs = 0;
+  absl::StatusOr<WordStore> store;
+  arena_.execute([&] {
+    tbb::parallel_invoke(
+        [&] {
+          distinct_pairs = merge_table.Build(entries);
+          character_start.emplace(tokens(), bpe);
+        },
+        [&] { store = WordStore::Allocate(words); });
+  });
+  if (distinct_pairs != merges.size()) return false;  // a repeated pair: likewise
+  TM_RETURN_IF_ERROR(store.status());
+  words_ = *std::move(store);
+  const CharacterStart& by_characters = *character_start;
   const size_t vocab = tokens().size();
 
   // Chunks of words are encoded in parallel into scratch records ([length][count low][count
@@ -691,7 +699,6 @@ absl::StatusOr<bool> Trainer::ReplayByEncoding(
   const size_t chunks = std::clamp<size_t>((n + kInitialChunkWords - 1) / kInitialChunkWords, 1,
                                            kMaxReplayChunks);
   auto chunk_begin = [&](size_t c) { return n * c / chunks; };
-  TM_ASSIGN_OR_RETURN(words_, WordStore::Allocate(words));
   struct Scratch {
     size_t chunk = 0;
     size_t first_word = 0;  // the store index of the chunk's first word
