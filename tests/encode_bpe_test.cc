@@ -105,7 +105,6 @@ TEST(PieceBpe, ScanAndHeapEqualTheTextbookDefinition) {
 // Builds PieceBpe over a model's merges the way the Encoder does, with a given long-piece limit.
 struct BpeFixture {
   explicit BpeFixture(const BpeModel& model) {
-    std::vector<std::pair<uint64_t, PairMerge>> entries;
     for (uint32_t rank = 0; rank < model.merges.size(); ++rank) {
       const Merge& m = model.merges[rank];
       uint32_t priority = model.priority == MergePriority::kTokenRank ? m.result : rank;
@@ -115,9 +114,52 @@ struct BpeFixture {
     StringMap<TokenId> index = model.TokenIndex();
     for (int b = 0; b < 256; ++b) byte_token[b] = index.at(std::string(1, static_cast<char>(b)));
   }
+  std::vector<std::pair<uint64_t, PairMerge>> entries;
   PairTable pairs;
   TokenId byte_token[256];
 };
+
+// BytePairMerges answers every pair of bytes as the PairTable does (the first entry of a
+// repeated pair; nothing for a byte whose token no merge names), and a PieceBpe that uses it
+// encodes and traces exactly as one that does not.
+TEST(PieceBpe, BytePairMergesAnswerAsThePairTable) {
+  for (const BpeModel& model : {TrainedModel(), *LoadModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/gpt2.tiktoken")}) {
+    BpeFixture fixture(model);
+    // A repeated pair (with another priority), which both must ignore.
+    fixture.entries.push_back({fixture.entries.front().first, {1u << 30, 7}});
+    fixture.pairs.Build(fixture.entries);
+    // Bytes 250-255 outside the alphabet, as the trainer maps them: to an id no merge names.
+    for (int b = 250; b < 256; ++b) fixture.byte_token[b] = PairTable::kNone - 1;
+    const std::vector<PairMerge> byte_pairs = BytePairMerges(fixture.entries, fixture.byte_token);
+    ASSERT_EQ(byte_pairs.size(), 65536u);
+    size_t found = 0;
+    for (int a = 0; a < 256; ++a) {
+      for (int b = 0; b < 256; ++b) {
+        const PairMerge want = fixture.pairs.Find(fixture.byte_token[a], fixture.byte_token[b]);
+        const PairMerge got = byte_pairs[a << 8 | b];
+        ASSERT_EQ(got.priority, want.priority) << a << " " << b;
+        if (want.priority != PairTable::kNone) {
+          ASSERT_EQ(got.result, want.result) << a << " " << b;
+          ++found;
+        }
+      }
+    }
+    EXPECT_GT(found, 100u);
+    PieceBpe plain(&fixture.pairs, fixture.byte_token);
+    PieceBpe with_bytes(&fixture.pairs, fixture.byte_token, PieceBpe::kDefaultLongPiece,
+                        byte_pairs.data());
+    for (const std::string& piece : RandomPieces(SampleText(60000), 300, 40, 9)) {
+      std::vector<TokenId> expected, got, traced_expected, traced;
+      plain.EncodeByScan(piece, expected);
+      with_bytes.EncodeByScan(piece, got);
+      EXPECT_EQ(got, expected) << piece;
+      std::vector<MergeStep> steps_expected = plain.Trace(piece, traced_expected);
+      std::vector<MergeStep> steps = with_bytes.Trace(piece, traced);
+      EXPECT_EQ(traced, traced_expected);
+      EXPECT_EQ(steps.size(), steps_expected.size());
+    }
+  }
+}
 
 TEST(PieceBpe, HeapEqualsScanOnLongPieces) {
   for (const BpeModel& model : {TrainedModel(), *LoadModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/gpt2.tiktoken")}) {

@@ -8,10 +8,10 @@ namespace {
 
 // The scan from the parts ids[0..n), shared by EncodeByScan, Trace and MergeParts. `merges`
 // has room for n entries; returns the number of parts left in ids[0..].
+// The scan once merges[i] holds the merge of (ids[i], ids[i + 1]) for every i.
 template <typename OnMerge>
-size_t ScanMergeParts(const PairTable& pairs, TokenId* ids, size_t n, PairMerge* merges,
-                      OnMerge on_merge) {
-  for (size_t i = 0; i + 1 < n; ++i) merges[i] = pairs.Find(ids[i], ids[i + 1]);
+size_t ScanLoop(const PairTable& pairs, TokenId* ids, size_t n, PairMerge* merges,
+                OnMerge on_merge) {
   while (n > 1) {
     uint32_t best = PairTable::kNone;
     size_t at = 0;
@@ -33,14 +33,24 @@ size_t ScanMergeParts(const PairTable& pairs, TokenId* ids, size_t n, PairMerge*
   return n;
 }
 
+template <typename OnMerge>
+size_t ScanMergeParts(const PairTable& pairs, TokenId* ids, size_t n, PairMerge* merges,
+                      OnMerge on_merge) {
+  for (size_t i = 0; i + 1 < n; ++i) merges[i] = pairs.Find(ids[i], ids[i + 1]);
+  return ScanLoop(pairs, ids, n, merges, on_merge);
+}
+
 // The scan from the piece's bytes. `ids` and `merges` have room for piece.size() entries.
 template <typename OnMerge>
 size_t ScanMerge(std::string_view piece, const PairTable& pairs, const TokenId* byte_token,
-                 TokenId* ids, PairMerge* merges, OnMerge on_merge) {
-  for (size_t i = 0; i < piece.size(); ++i) {
-    ids[i] = byte_token[static_cast<unsigned char>(piece[i])];
-  }
-  return ScanMergeParts(pairs, ids, piece.size(), merges, on_merge);
+                 const PairMerge* byte_pairs, TokenId* ids, PairMerge* merges,
+                 OnMerge on_merge) {
+  const unsigned char* bytes = reinterpret_cast<const unsigned char*>(piece.data());
+  const size_t n = piece.size();
+  for (size_t i = 0; i < n; ++i) ids[i] = byte_token[bytes[i]];
+  if (byte_pairs == nullptr) return ScanMergeParts(pairs, ids, n, merges, on_merge);
+  for (size_t i = 0; i + 1 < n; ++i) merges[i] = byte_pairs[bytes[i] << 8 | bytes[i + 1]];
+  return ScanLoop(pairs, ids, n, merges, on_merge);
 }
 
 }  // namespace
@@ -50,13 +60,14 @@ void PieceBpe::EncodeByScan(std::string_view piece, std::vector<TokenId>& out) c
   if (piece.size() <= kStack) {
     TokenId ids[kStack];
     PairMerge merges[kStack];
-    size_t n = ScanMerge(piece, *pairs_, byte_token_, ids, merges, [](const MergeStep&) {});
+    size_t n = ScanMerge(piece, *pairs_, byte_token_, byte_pairs_, ids, merges,
+                         [](const MergeStep&) {});
     out.insert(out.end(), ids, ids + n);
     return;
   }
   std::vector<TokenId> ids(piece.size());
   std::vector<PairMerge> merges(piece.size());
-  size_t n = ScanMerge(piece, *pairs_, byte_token_, ids.data(), merges.data(),
+  size_t n = ScanMerge(piece, *pairs_, byte_token_, byte_pairs_, ids.data(), merges.data(),
                        [](const MergeStep&) {});
   out.insert(out.end(), ids.begin(), ids.begin() + n);
 }
@@ -75,7 +86,7 @@ std::vector<MergeStep> PieceBpe::Trace(std::string_view piece, std::vector<Token
   std::vector<MergeStep> steps;
   std::vector<TokenId> ids(piece.size());
   std::vector<PairMerge> merges(piece.size());
-  size_t n = ScanMerge(piece, *pairs_, byte_token_, ids.data(), merges.data(),
+  size_t n = ScanMerge(piece, *pairs_, byte_token_, byte_pairs_, ids.data(), merges.data(),
                        [&](const MergeStep& step) { steps.push_back(step); });
   out.insert(out.end(), ids.begin(), ids.begin() + n);
   return steps;
@@ -131,6 +142,31 @@ void PieceBpe::EncodeByHeap(std::string_view piece, std::vector<TokenId>& out) c
     if (next[c.left] < n) consider(c.left, next[c.left]);
   }
   for (uint32_t i = 0; i < n; i = next[i]) out.push_back(id[i]);
+}
+
+std::vector<PairMerge> BytePairMerges(const std::vector<std::pair<uint64_t, PairMerge>>& entries,
+                                      const TokenId* byte_token) {
+  std::vector<PairMerge> table(size_t{1} << 16, PairMerge{PairTable::kNone, 0});
+  // The byte of each byte token, by id (ids no entry names are left out).
+  TokenId most = 0;
+  for (const auto& entry : entries) {
+    most = std::max({most, static_cast<TokenId>(entry.first >> 32), static_cast<TokenId>(entry.first)});
+  }
+  std::vector<int> byte_of(entries.empty() ? 0 : size_t{most} + 1, -1);
+  for (int b = 255; b >= 0; --b) {
+    if (byte_token[b] < byte_of.size()) byte_of[byte_token[b]] = b;
+  }
+  std::vector<bool> filled(table.size(), false);
+  for (const auto& [key, merge] : entries) {
+    const int left = byte_of[key >> 32], right = byte_of[static_cast<TokenId>(key)];
+    if (left < 0 || right < 0) continue;
+    const size_t at = static_cast<size_t>(left) << 8 | static_cast<size_t>(right);
+    if (!filled[at]) {  // the first entry of a pair, as PairTable::Build keeps
+      table[at] = merge;
+      filled[at] = true;
+    }
+  }
+  return table;
 }
 
 }  // namespace tokenmill

@@ -671,7 +671,8 @@ absl::StatusOr<bool> Trainer::ReplayByEncoding(
     byte_token[static_cast<unsigned char>(tokens()[id][0])] = id;
   }
   PairTable merge_table;
-  const PieceBpe bpe(&merge_table, byte_token);
+  std::vector<PairMerge> byte_pairs;
+  std::optional<PieceBpe> piece_bpe;
   std::optional<CharacterStart> character_start;
   size_t distinct_pairs = 0;
   absl::StatusOr<WordStore> store;
@@ -679,10 +680,14 @@ absl::StatusOr<bool> Trainer::ReplayByEncoding(
     tbb::parallel_invoke(
         [&] {
           distinct_pairs = merge_table.Build(entries);
-          character_start.emplace(tokens(), bpe);
+          byte_pairs = BytePairMerges(entries, byte_token);
+          piece_bpe.emplace(&merge_table, byte_token, PieceBpe::kDefaultLongPiece,
+                            byte_pairs.data());
+          character_start.emplace(tokens(), *piece_bpe);
         },
         [&] { store = WordStore::Allocate(words); });
   });
+  const PieceBpe& bpe = *piece_bpe;
   if (distinct_pairs != merges.size()) return false;  // a repeated pair: likewise
   TM_RETURN_IF_ERROR(store.status());
   words_ = *std::move(store);
@@ -1243,6 +1248,10 @@ absl::StatusOr<TrainResult> Trainer::Run() {
   auto lap = [&](const char* phase) { result_.phase_seconds.emplace_back(phase, clock.Lap()); };
   if (options_.special_tokens_at == SpecialTokensAt::kStart) AddSpecialTokens();
   const bool resuming = !control_.resume_merges.empty();
+  // Starts the arena's threads now, with an empty task: on a resumed run this is their first
+  // use, and they take about half a millisecond to come up, which resolving the merges hides.
+  // (With one thread there are none: TBB would add one for the task.)
+  if (arena_.max_concurrency() > 1) arena_.enqueue([] {});
   bool replayed = false;  // the words were built with the resumed merges applied
   std::vector<uint64_t> replay_counts;
   {
