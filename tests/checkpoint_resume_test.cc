@@ -196,6 +196,24 @@ TEST(Resume, DamagedOrForeignCheckpointsAreClearErrors) {
     EXPECT_THAT(result.err, HasSubstr(path)) << name;
     EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
   }
+  // A damaged or cut word table (CKPT.words, read while the trainer starts): the same kind of
+  // error, naming the table, and no tokenizer written.
+  const std::string table = ReadAll(dir.File("t.json.ckpt.words"));
+  std::string flipped_table = table;
+  flipped_table[table.size() / 2] ^= 0x10;
+  const std::pair<std::string, std::string> tables[] = {
+      {"flipped table", flipped_table}, {"cut table", table.substr(0, table.size() - 7)}};
+  for (const auto& [name, contents] : tables) {
+    TempDir other;
+    std::string path = other.Write("t.json.ckpt", good);
+    other.Write("t.json.ckpt.words", contents);
+    auto result = RunCli({"train", "--resume", path, "--output", other.File("out.json")});
+    EXPECT_EQ(result.exit_code, 1) << name;
+    EXPECT_THAT(result.err, HasSubstr("t.json.ckpt.words: not the word table of checkpoint " + path))
+        << name;
+    EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+    EXPECT_FALSE(std::filesystem::exists(other.File("out.json"))) << name;
+  }
 }
 
 }  // namespace
