@@ -8,7 +8,8 @@
 #    share of the uninterrupted run's time;
 #  - resuming it with --vocab-size VOCAB_SIZE + 1000 (load + replay + the pair counts of the
 #    pairs that can still be merged + 1000 merges): the whole process, and its restore time
-#    (all but the merge phase) as a share of the uninterrupted run's time.
+#    (all but the merge phase and writing the tokenizer, which an uninterrupted run does as
+#    well) as a share of the uninterrupted run's time.
 #
 # Usage: scripts/checkpoint_bench.sh CORPUS [RUNS] [VOCAB_SIZE]
 #   CORPUS: a text file, a .zst file (decompressed first) or a shared corpus name
@@ -66,7 +67,8 @@ done
 cmp -s "$work/full.json" "$work/resumed.json" || { echo "resumed output differs!" >&2; exit 1; }
 # Resuming to extend the finished run by 1000 merges: the pair table and queue are rebuilt too
 # (a resume with no merge left skips them). Its restore time is the whole process minus its
-# merge phase (from the summary line); the output is checked against an uninterrupted run.
+# merge and write phases (from the summary line, in ms); the output is checked against an
+# uninterrupted run.
 ext=$((vocab + 1000))
 run full_ext train --vocab-size "$ext" --threads "$threads" --output "$work/full_ext.json" --checkpoint=none "$corpus"
 for ((i = 0; i < runs; i++)); do
@@ -74,7 +76,8 @@ for ((i = 0; i < runs; i++)); do
   phases=$(grep -o 'time: .*' "$work/extend.log")
   echo "$phases" >> "$work/extend_phases.txt"
   merge_s=$(echo "$phases" | grep -o 'merges [0-9.]* s' | awk '{ print $2 }')
-  tail -1 "$work/extend" | awk -v m="$merge_s" '{ printf "%.4f\n", $1 - m }' >> "$work/restore"
+  write_s=$(echo "$phases" | grep -o 'write [0-9.]* s' | awk '{ print $2 }')
+  tail -1 "$work/extend" | awk -v m="$merge_s" -v w="$write_s" '{ printf "%.4f\n", $1 - m - w }' >> "$work/restore"
 done
 cmp -s "$work/full_ext.json" "$work/extended.json" || { echo "extended output differs!" >&2; exit 1; }
 
@@ -89,7 +92,7 @@ awk -v n="$name" -v a="$none" -v b="$every_t" -v r="$resume" -v s="$size" -v w="
   'BEGIN { printf "| %s | %.3f s | %.3f s | %+.1f%% | %.1f MB | %s | %.3f s | %.1f%% |\n", n, a, b, 100 * (b - a) / a, s / 1e6, w, r, 100 * r / a }'
 echo
 extend=$(median "$work/extend"); restore=$(median "$work/restore")
-echo "| corpus | resume extending to $ext | its restore (all but the merge phase) | restore / full run |"
+echo "| corpus | resume extending to $ext | its restore (all but merging and writing) | restore / full run |"
 echo "|---|---|---|---|"
 awk -v n="$name" -v a="$none" -v e="$extend" -v r="$restore" \
   'BEGIN { printf "| %s | %.3f s | %.3f s | %.1f%% |\n", n, e, r, 100 * r / a }'

@@ -60,12 +60,13 @@ void PrintSummary(const TrainResult& result, const CorpusCounts& counts, size_t 
   std::fprintf(stderr, "trained: vocab size %zu, %zu merges, %zu special tokens; %s\n",
                model.VocabSize(), model.merges.size(), model.specials.size(),
                result.stop_reason.c_str());
-  std::string phases = absl::StrFormat("count %.2f s", count_seconds);
+  // Milliseconds: a resume takes tens of them.
+  std::string phases = absl::StrFormat("count %.3f s", count_seconds);
   for (const auto& [phase, seconds] : result.phase_seconds) {
-    phases += absl::StrFormat(", %s %.2f s", phase, seconds);
+    phases += absl::StrFormat(", %s %.3f s", phase, seconds);
   }
-  phases += absl::StrFormat(", write %.2f s", write_seconds);
-  std::fprintf(stderr, "time: %.2f s (%s); peak memory %.0f MB\n", total_seconds, phases.c_str(),
+  phases += absl::StrFormat(", write %.3f s", write_seconds);
+  std::fprintf(stderr, "time: %.3f s (%s); peak memory %.0f MB\n", total_seconds, phases.c_str(),
                PeakRssMb());
   std::vector<TokenId> ids;
   for (TokenId id = 0; id < model.tokens.size(); ++id) ids.push_back(id);
