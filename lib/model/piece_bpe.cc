@@ -6,9 +6,8 @@
 namespace tokenmill {
 namespace {
 
-// The scan from the parts ids[0..n), shared by EncodeByScan, Trace and MergeParts. `merges`
-// has room for n entries; returns the number of parts left in ids[0..].
-// The scan once merges[i] holds the merge of (ids[i], ids[i + 1]) for every i.
+// The scan once merges[i] holds the merge of (ids[i], ids[i + 1]) for every i; returns the
+// number of parts left in ids[0..].
 template <typename OnMerge>
 size_t ScanLoop(const PairTable& pairs, TokenId* ids, size_t n, PairMerge* merges,
                 OnMerge on_merge) {
@@ -33,6 +32,8 @@ size_t ScanLoop(const PairTable& pairs, TokenId* ids, size_t n, PairMerge* merge
   return n;
 }
 
+// The scan from the parts ids[0..n), shared by EncodeByScan, Trace and MergeParts. `merges`
+// has room for n entries; returns the number of parts left in ids[0..].
 template <typename OnMerge>
 size_t ScanMergeParts(const PairTable& pairs, TokenId* ids, size_t n, PairMerge* merges,
                       OnMerge on_merge) {
