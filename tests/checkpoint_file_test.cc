@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -348,6 +349,94 @@ TEST(CheckpointFile, VersionTwoCheckpointsResumeExactly) {
     EXPECT_EQ(resumed->model, uninterrupted->model) << "vocab " << vocab;
     EXPECT_EQ(resumed->merge_counts, uninterrupted->merge_counts) << "vocab " << vocab;
   }
+}
+
+// A checkpoint in format version 3 (the merges' number and the merges in one frame), written
+// by tokenmill at f0f75f4 with the same command and corpus as the version 2 one above.
+const std::string kV3Checkpoint =
+    std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/checkpoint_v3/v3.ckpt";
+
+TEST(CheckpointFile, VersionThreeCheckpointsResumeExactly) {
+  auto checkpoint = ReadCheckpoint(kV3Checkpoint);
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
+  EXPECT_EQ(checkpoint->format_version, 3u);
+  ASSERT_EQ(checkpoint->merges.size(), 144u);
+  ASSERT_EQ(checkpoint->merge_counts.size(), 144u);
+  TrainerOptions options;
+  for (size_t vocab : {size_t{400}, size_t{460}}) {
+    options.vocab_size = vocab;
+    auto uninterrupted = TrainBpe(checkpoint->words, options);
+    ASSERT_TRUE(uninterrupted.ok()) << uninterrupted.status();
+    if (vocab == 400) EXPECT_EQ(uninterrupted->merge_counts, checkpoint->merge_counts);
+    TrainControl resume;
+    resume.resume_merges = checkpoint->merges;
+    resume.resume_counts = checkpoint->merge_counts;
+    auto resumed = TrainBpe(checkpoint->words, options, resume);
+    ASSERT_TRUE(resumed.ok()) << resumed.status();
+    EXPECT_EQ(resumed->model, uninterrupted->model) << "vocab " << vocab;
+    EXPECT_EQ(resumed->merge_counts, uninterrupted->merge_counts) << "vocab " << vocab;
+  }
+}
+
+// Format 4: a writer whose merges grow from write to write compresses only the new ones, as
+// one more frame; what it writes reads back as the whole list, the same as a new writer's
+// single frame. Merges that do not extend the last write's start over.
+TEST(CheckpointFile, MergesWrittenInStepsReadBackWhole) {
+  testing::TempDir dir;
+  Checkpoint c = SampleCheckpoint();
+  std::vector<std::pair<std::string, std::string>> all;
+  std::vector<uint64_t> counts;
+  for (int i = 0; i < 300; ++i) {
+    all.emplace_back(std::string(1 + i % 3, static_cast<char>('a' + i % 26)),
+                     std::to_string(i * 7919 % 1000));
+    counts.push_back(100000 - i * 17);
+  }
+  auto with = [&](size_t n, bool other) {
+    Checkpoint k = c;
+    k.merges.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n));
+    k.merge_counts.assign(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(n));
+    if (other && n > 0) k.merges[0].first = "other";
+    return k;
+  };
+  CheckpointWriter stepwise;
+  const std::string path = dir.File("run.ckpt");
+  size_t previous_size = 0;
+  for (auto [n, other] : {std::pair<size_t, bool>{0, false}, {100, false}, {101, false},
+                          {250, false}, {300, false}, {300, true}, {120, false}, {280, true},
+                          {40, false}}) {
+    SCOPED_TRACE(std::to_string(n) + (other ? " other" : ""));
+    const Checkpoint k = with(n, other);
+    ASSERT_TRUE(stepwise.Write(k, path).ok());
+    auto read = ReadCheckpoint(path);
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_EQ(read->format_version, kCheckpointFormatVersion);
+    EXPECT_EQ(read->merges, k.merges);
+    EXPECT_EQ(read->merge_counts, k.merge_counts);
+    CheckpointWriter fresh;
+    auto whole = fresh.Serialize(k);
+    ASSERT_TRUE(whole.ok());
+    auto parsed = ParseCheckpoint(*whole, "whole");
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_EQ(parsed->merges, k.merges);
+    EXPECT_EQ(parsed->merge_counts, k.merge_counts);
+    if (n == 300 && !other) {  // written in steps of 100, 1, 149 and 50 merges: four frames
+      const std::string data = *ReadFile(path);
+      uint32_t header_size = 0;
+      std::memcpy(&header_size, data.data() + 12, 4);
+      std::string_view frames(data);
+      frames = frames.substr(16 + header_size + 4, frames.size() - (16 + header_size + 4) - 4);
+      int count = 0;
+      while (!frames.empty()) {
+        const size_t size = ZSTD_findFrameCompressedSize(frames.data(), frames.size());
+        ASSERT_FALSE(ZSTD_isError(size));
+        frames.remove_prefix(size);
+        ++count;
+      }
+      EXPECT_EQ(count, 4);
+    }
+    previous_size = read->file_size;
+  }
+  EXPECT_GT(previous_size, 0u);
 }
 
 TEST(CheckpointFile, WritingToDevFullFailsClearlyAndLeavesTheDeviceAlone) {

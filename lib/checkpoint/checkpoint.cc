@@ -181,15 +181,19 @@ absl::StatusOr<CheckpointWriter::Parts> CheckpointWriter::BuildParts(
   } else if (!has_frame_) {
     TM_RETURN_IF_ERROR(CompressWordTable());  // serialized, not compressed yet
   }
-  // The merges frame: their count, then each merge (as AppendMerge writes it). Level 1: a run
-  // recompresses the growing list at every checkpoint, and training linux_c_100m with one
-  // every 1000 merges took 1016 ms of CPU time instead of 1035 ms at level 3 (medians of 5),
-  // for a merges file of 188 KB instead of 172 KB.
-  std::string merges_content;
-  BinaryWriter m(&merges_content);
-  m.Varint(merge_count);
-  m.Raw(merges_raw);
-  TM_ASSIGN_OR_RETURN(std::string merges_frame, Compress(merges_content, 0, 1));
+  // The merges frames: those of the last write while the merges extend its merges, and one
+  // more for the merges added since.
+  if (!merges_raw.starts_with(merges_raw_)) {
+    merges_raw_.clear();
+    merges_frames_.clear();
+  }
+  if (merges_raw.size() > merges_raw_.size()) {
+    TM_ASSIGN_OR_RETURN(std::string frame,
+                        Compress(merges_raw.substr(merges_raw_.size()), 0, 3));
+    merges_frames_ += frame;
+    merges_raw_.append(merges_raw.substr(merges_raw_.size()));
+  }
+  const std::string_view merges_frame = merges_frames_;
 
   std::string header;
   BinaryWriter h(&header);
@@ -234,7 +238,7 @@ absl::StatusOr<CheckpointWriter::Parts> CheckpointWriter::BuildParts(
   uLong body_crc = inline_table ? crc32_combine(words_crc_, Crc32(merges_frame),
                                                 static_cast<z_off_t>(merges_frame.size()))
                                 : Crc32(merges_frame);
-  parts.tail = std::move(merges_frame);
+  parts.tail = std::string(merges_frame);
   BinaryWriter t(&parts.tail);
   t.Fixed32(static_cast<uint32_t>(body_crc));
   return parts;
@@ -314,6 +318,20 @@ absl::StatusOr<std::string> Decompress(std::string_view frame, std::string_view 
   size_t n = ZSTD_decompress(out.data(), out.size(), frame.data(), frame.size());
   if (ZSTD_isError(n) || n != size) {
     return Corrupt(source, StrCat("the ", what, " frame is damaged (", ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size", ")"));
+  }
+  return out;
+}
+
+// Frames one after another (format 4's merges), decompressed one after another; none: "".
+absl::StatusOr<std::string> DecompressFrames(std::string_view frames, std::string_view source,
+                                             std::string_view what) {
+  std::string out;
+  while (!frames.empty()) {
+    const size_t size = ZSTD_findFrameCompressedSize(frames.data(), frames.size());
+    if (ZSTD_isError(size)) return Corrupt(source, StrCat("the ", what, " frames are damaged"));
+    TM_ASSIGN_OR_RETURN(std::string part, Decompress(frames.substr(0, size), source, what));
+    out += part;
+    frames.remove_prefix(size);
   }
   return out;
 }
@@ -484,14 +502,17 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_vi
     if (!inline_table) frame_crc = Crc32(words_frame);
     crc_checked.count_down();
     auto malformed = [&] { return Corrupt(source, "the merge list is malformed"); };
-    absl::StatusOr<std::string> merges = Decompress(merges_frame, source, "merges");
+    // Format 4: frames of the merges; before: one frame of their number and the merges.
+    absl::StatusOr<std::string> merges = version >= 4
+                                             ? DecompressFrames(merges_frame, source, "merges")
+                                             : Decompress(merges_frame, source, "merges");
     if (!merges.ok()) {
       parsed.status = merges.status();
       return;
     }
     BinaryReader mr(*merges);
-    uint64_t n = 0;
-    if (!mr.Varint(&n) || n != merge_count || n > merges->size()) {
+    uint64_t n = merge_count;
+    if ((version < 4 && (!mr.Varint(&n) || n != merge_count)) || n > merges->size()) {
       parsed.status = malformed();
       return;
     }
