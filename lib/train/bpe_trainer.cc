@@ -747,17 +747,16 @@ absl::StatusOr<bool> Trainer::ReplayByEncoding(
                   std::vector<uint32_t>& out = scratch->records;
                   out.clear();
                   scratch->words = 0;
-                  std::vector<TokenId> ids;
                   for (size_t i = chunk_begin(scratch->chunk); i < chunk_begin(scratch->chunk + 1); ++i) {
                     const auto& [word, count] = words[i];
                     if (word.size() < 2) continue;  // holds no pair (and is no word of the store)
-                    ids.clear();
-                    if (!by_characters.Encode(word, ids)) bpe.Encode(word, ids);
-                    for (TokenId t : ids) weight[t] += count;
-                    out.push_back(static_cast<uint32_t>(ids.size()));
-                    out.push_back(static_cast<uint32_t>(count));
-                    out.push_back(static_cast<uint32_t>(count >> 32));
-                    out.insert(out.end(), ids.begin(), ids.end());
+                    // The record's header, then the word's ids appended right after it.
+                    const size_t at = out.size();
+                    out.insert(out.end(), {0, static_cast<uint32_t>(count),
+                                           static_cast<uint32_t>(count >> 32)});
+                    if (!by_characters.Encode(word, out)) bpe.Encode(word, out);
+                    out[at] = static_cast<uint32_t>(out.size() - at - 3);
+                    for (size_t k = at + 3; k < out.size(); ++k) weight[out[k]] += count;
                     ++scratch->words;
                   }
                   return scratch;
