@@ -202,11 +202,7 @@ TrainingCheckpointer::TrainingCheckpointer(std::string path,
     merges_raw_ = std::move(base_.merges_raw);
     merge_count_ = base_.merges_raw_count;
   } else {
-    for (size_t i = 0; i < base_.merges.size(); ++i) {
-      CheckpointWriter::AppendMerge(
-          &merges_raw_, base_.merges[i].first, base_.merges[i].second,
-          i < base_.merge_counts.size() ? base_.merge_counts[i] : 0);
-    }
+    merges_raw_ = CheckpointWriter::SerializeMerges(base_.merges, base_.merge_counts);
     merge_count_ = base_.merges.size();
   }
   std::vector<std::pair<std::string, std::string>>().swap(base_.merges);

@@ -77,16 +77,6 @@ std::string SerializeWords(const WordCounts& words) {
   return out;
 }
 
-std::string SerializeMerges(const Checkpoint& checkpoint) {
-  std::string out;
-  for (size_t i = 0; i < checkpoint.merges.size(); ++i) {
-    const auto& [left, right] = checkpoint.merges[i];
-    CheckpointWriter::AppendMerge(
-        &out, left, right, i < checkpoint.merge_counts.size() ? checkpoint.merge_counts[i] : 0);
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string SettingValue(const Checkpoint& checkpoint, std::string_view name) {
@@ -169,6 +159,16 @@ void CheckpointWriter::AppendMerge(std::string* merges_raw, std::string_view lef
   w.Varint(count);
 }
 
+std::string CheckpointWriter::SerializeMerges(
+    std::span<const std::pair<std::string, std::string>> merges,
+    std::span<const uint64_t> counts) {
+  std::string out;
+  for (size_t i = 0; i < merges.size(); ++i) {
+    AppendMerge(&out, merges[i].first, merges[i].second, i < counts.size() ? counts[i] : 0);
+  }
+  return out;
+}
+
 absl::StatusOr<CheckpointWriter::Parts> CheckpointWriter::BuildParts(
     const Checkpoint& checkpoint, std::string_view merges_raw, uint64_t merge_count,
     std::string_view words_name) {
@@ -245,13 +245,13 @@ absl::StatusOr<CheckpointWriter::Parts> CheckpointWriter::BuildParts(
 }
 
 absl::StatusOr<std::string> CheckpointWriter::Serialize(const Checkpoint& checkpoint) {
-  TM_ASSIGN_OR_RETURN(Parts parts, BuildParts(checkpoint, SerializeMerges(checkpoint),
+  TM_ASSIGN_OR_RETURN(Parts parts, BuildParts(checkpoint, SerializeMerges(checkpoint.merges, checkpoint.merge_counts),
                                               checkpoint.merges.size(), ""));
   return StrCat(parts.head, words_frame_.view(), parts.tail);
 }
 
 absl::Status CheckpointWriter::Write(const Checkpoint& checkpoint, const std::string& path) {
-  return Write(checkpoint, SerializeMerges(checkpoint), checkpoint.merges.size(), path);
+  return Write(checkpoint, SerializeMerges(checkpoint.merges, checkpoint.merge_counts), checkpoint.merges.size(), path);
 }
 
 absl::Status CheckpointWriter::WriteTableFile(const std::string& path) {
@@ -537,10 +537,8 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view data, std::string_vi
     if (version >= 3) {  // stored as the writer appends them: keep the bytes after the count
       parsed.raw = *std::move(merges);
       parsed.raw.erase(0, first);
-    } else {
-      for (const auto& [left, right] : parsed.merges) {
-        CheckpointWriter::AppendMerge(&parsed.raw, left, right, 0);
-      }
+    } else {  // with counts of 0 (none were stored)
+      parsed.raw = CheckpointWriter::SerializeMerges(parsed.merges, {});
     }
   });
 

@@ -41,6 +41,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -138,6 +139,9 @@ class CheckpointWriter {
                      uint64_t merge_count, const std::string& path);
   static void AppendMerge(std::string* merges_raw, std::string_view left, std::string_view right,
                           uint64_t count);
+  // The merges as AppendMerge writes them, each with counts[i] (0 past the end of `counts`).
+  static std::string SerializeMerges(std::span<const std::pair<std::string, std::string>> merges,
+                                     std::span<const uint64_t> counts);
 
  private:
   // The file is head + words frame (inline tables only) + tail (the merges frame and the body
