@@ -14,20 +14,15 @@ size_t TableSize(size_t count) { return std::bit_ceil(std::max<size_t>(16, count
 
 }  // namespace
 
-size_t PairTable::Build(const std::vector<std::pair<uint64_t, PairMerge>>& entries) {
+void PairTable::Build(const std::vector<std::pair<uint64_t, PairMerge>>& entries) {
   size_t size = TableSize(entries.size());
   entries_.assign(size, Entry{kEmptyKey, {kNone, 0}});
   mask_ = size - 1;
-  size_t pairs = 0;
   for (const auto& [key, merge] : entries) {
     size_t slot = Slot(key);
     while (entries_[slot].key != kEmptyKey && entries_[slot].key != key) slot = (slot + 1) & mask_;
-    if (entries_[slot].key == kEmptyKey) {
-      entries_[slot] = {key, merge};
-      ++pairs;
-    }
+    if (entries_[slot].key == kEmptyKey) entries_[slot] = {key, merge};
   }
-  return pairs;
 }
 
 void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector<bool>& skip) {

@@ -24,9 +24,8 @@ class PairTable {
  public:
   static constexpr uint32_t kNone = UINT32_MAX;
 
-  // Keeps the first entry given for a pair; returns how many pairs it holds (fewer than the
-  // entries when a pair repeats).
-  size_t Build(const std::vector<std::pair<uint64_t, PairMerge>>& entries);
+  // Keeps the first entry given for a pair.
+  void Build(const std::vector<std::pair<uint64_t, PairMerge>>& entries);
 
   static uint64_t Key(TokenId left, TokenId right) { return uint64_t{left} << 32 | right; }
 

@@ -157,15 +157,12 @@ std::vector<PairMerge> BytePairMerges(const std::vector<std::pair<uint64_t, Pair
   for (int b = 255; b >= 0; --b) {
     if (byte_token[b] < byte_of.size()) byte_of[byte_token[b]] = b;
   }
-  std::vector<bool> filled(table.size(), false);
   for (const auto& [key, merge] : entries) {
     const int left = byte_of[key >> 32], right = byte_of[static_cast<TokenId>(key)];
     if (left < 0 || right < 0) continue;
-    const size_t at = static_cast<size_t>(left) << 8 | static_cast<size_t>(right);
-    if (!filled[at]) {  // the first entry of a pair, as PairTable::Build keeps
-      table[at] = merge;
-      filled[at] = true;
-    }
+    // The first entry of a pair, as PairTable::Build keeps (no merge has priority kNone).
+    PairMerge& slot = table[static_cast<size_t>(left) << 8 | static_cast<size_t>(right)];
+    if (slot.priority == PairTable::kNone) slot = merge;
   }
   return table;
 }

@@ -652,7 +652,9 @@ absl::StatusOr<bool> Trainer::ReplayByEncoding(
   const TokenId first_new = static_cast<TokenId>(tokens().size() - merges.size());
   for (size_t i = 0; i < merges.size(); ++i) {
     const Merge& m = merges[i];
-    if (m.result != first_new + i) return false;  // a reused id: BPE would not replay it exactly
+    // A reused id (also where a pair is listed twice: it forms the same bytes again, so
+    // TokenFor gives it the earlier token's id): BPE would not replay it exactly.
+    if (m.result != first_new + i) return false;
     if (m.left == m.right && KnownResumeCount(i) == 0) return false;  // its count is unknown
   }
   // BPE with the resumed merges as priorities (model/piece_bpe.h). Bytes outside the alphabet
@@ -674,12 +676,11 @@ absl::StatusOr<bool> Trainer::ReplayByEncoding(
   std::vector<PairMerge> byte_pairs;
   std::optional<PieceBpe> piece_bpe;
   std::optional<CharacterStart> character_start;
-  size_t distinct_pairs = 0;
   absl::StatusOr<WordStore> store;
   arena_.execute([&] {
     tbb::parallel_invoke(
         [&] {
-          distinct_pairs = merge_table.Build(entries);
+          merge_table.Build(entries);
           byte_pairs = BytePairMerges(entries, byte_token);
           piece_bpe.emplace(&merge_table, byte_token, PieceBpe::kDefaultLongPiece,
                             byte_pairs.data());
@@ -688,7 +689,6 @@ absl::StatusOr<bool> Trainer::ReplayByEncoding(
         [&] { store = WordStore::Allocate(words); });
   });
   const PieceBpe& bpe = *piece_bpe;
-  if (distinct_pairs != merges.size()) return false;  // a repeated pair: likewise
   TM_RETURN_IF_ERROR(store.status());
   words_ = *std::move(store);
   const CharacterStart& by_characters = *character_start;
