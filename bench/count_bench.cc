@@ -143,7 +143,7 @@ void RunCount(benchmark::State& state, const std::string& path, size_t text_byte
   CountCorpusOptions options;
   options.inputs = {path};
   options.threads = static_cast<int>(state.range(0));
-  options.progress = "none";
+  options.progress = ProgressFormat::kNone;
   uint64_t unique = 0;
   for (auto _ : state) {
     absl::StatusOr<CorpusCounts> counts = CountCorpus(options);

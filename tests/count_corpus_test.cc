@@ -102,7 +102,7 @@ CorpusCounts CountOrDie(const CountCorpusOptions& options) {
 CountCorpusOptions Quiet(std::vector<std::string> inputs) {
   CountCorpusOptions options;
   options.inputs = std::move(inputs);
-  options.progress = "none";
+  options.progress = ProgressFormat::kNone;
   return options;
 }
 

@@ -29,7 +29,7 @@ std::string Corpus(int seed) {
 CountCorpusOptions Options(std::vector<std::string> inputs) {
   CountCorpusOptions options;
   options.inputs = std::move(inputs);
-  options.progress = "none";
+  options.progress = ProgressFormat::kNone;
   options.special_tokens = {"<|end|>"};
   return options;
 }

@@ -12,8 +12,8 @@
 #include "common/file_util.h"
 #include "common/strings.h"
 #include "flags.h"
-#include "model/bpe_model.h"
 #include "pretokenize/pretokenizer.h"
+#include "pretokenize/presets.h"
 #include "pretokenize/special_tokens.h"
 
 namespace tokenmill::cli {
@@ -82,7 +82,7 @@ int RunPretokenize(int argc, char** argv) {
   PretokenizeCommandOptions options;
   FlagSet flags("pretokenize", "[--preset NAME | --pattern REGEX] [--special-token T]... [FILE]",
                 kDescription);
-  flags.AddChoice("preset", &options.pretokenizer.preset, {"gpt2", "cl100k", "o200k", "qwen2"},
+  flags.AddChoice("preset", &options.pretokenizer.preset, PresetNames(),
                   "pre-tokenizer preset");
   flags.AddString("pattern", &options.pretokenizer.pattern,
                   "a custom pattern instead of a preset (see 'Custom patterns' in "

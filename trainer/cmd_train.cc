@@ -87,12 +87,7 @@ void PrintSummary(const TrainResult& result, const CorpusCounts& counts, size_t 
 }
 
 ProgressFormat TrainProgressFormat(const TrainCommandOptions& options) {
-  if (options.quiet) return ProgressFormat::kNone;
-  const std::string& p = options.corpus.progress;
-  if (p == "bar") return ProgressFormat::kBar;
-  if (p == "json") return ProgressFormat::kJson;
-  if (p == "auto" && isatty(STDERR_FILENO)) return ProgressFormat::kBar;
-  return ProgressFormat::kNone;
+  return options.quiet ? ProgressFormat::kNone : options.corpus.progress;
 }
 
 // Size and modification time of every corpus file, for the checkpoint's fingerprint.

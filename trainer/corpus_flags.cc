@@ -1,9 +1,11 @@
 #include "corpus_flags.h"
 
+#include "pretokenize/presets.h"
+
 namespace tokenmill::cli {
 
 void AddCorpusFlags(FlagSet& flags, CountCorpusOptions* options) {
-  flags.AddChoice("preset", &options->pretokenizer.preset, {"gpt2", "cl100k", "o200k", "qwen2"},
+  flags.AddChoice("preset", &options->pretokenizer.preset, PresetNames(),
                   "pre-tokenizer: how text is split into words before merging");
   flags.AddStrings("special-token", &options->special_tokens,
                    "a literal token that is never split or merged, e.g. <|endoftext|>");
@@ -25,7 +27,9 @@ void AddCorpusFlags(FlagSet& flags, CountCorpusOptions* options) {
   flags.AddBool("skip-bad-records", &options->skip_bad_records,
                 "count and report malformed JSON records (or records without the text field) "
                 "instead of stopping");
-  flags.AddChoice("progress", &options->progress, {"auto", "bar", "json", "none"},
+  flags.AddEnum("progress", &options->progress,
+                {{"auto", ProgressFormat::kAuto}, {"bar", ProgressFormat::kBar},
+                 {"json", ProgressFormat::kJson}, {"none", ProgressFormat::kNone}},
                   "progress while counting, on stderr (auto: a bar on a terminal, else none)");
   flags.AddSize("shard-bytes", &options->shard_bytes,
                 "uncompressed files are read in shards of about this many bytes");

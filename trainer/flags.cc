@@ -36,19 +36,25 @@ void FlagSet::AddStrings(std::string name, std::vector<std::string>* target, std
 
 void FlagSet::AddChoice(std::string name, std::string* target, std::vector<std::string> choices,
                         std::string help) {
-  std::string value_name = absl::StrJoin(choices, "|");
-  Add({name, value_name, *target, std::move(help),
-       [target, choices, name](std::string_view v) -> absl::Status {
-         for (const std::string& c : choices) {
-           if (c == v) {
-             *target = c;
+  AddChoiceOf(std::move(name), choices, std::move(help),
+              [target, choices](size_t i) { *target = choices[i]; }, [target] { return *target; });
+}
+
+void FlagSet::AddChoiceOf(std::string name, std::vector<std::string> names, std::string help,
+                          std::function<void(size_t)> set, std::function<std::string()> get) {
+  std::string value_name = absl::StrJoin(names, "|");
+  Add({name, value_name, get(), std::move(help),
+       [set, names, name](std::string_view v) -> absl::Status {
+         for (size_t i = 0; i < names.size(); ++i) {
+           if (names[i] == v) {
+             set(i);
              return absl::OkStatus();
            }
          }
          return absl::InvalidArgumentError(StrCat("--", name, " must be one of ",
-                                                        absl::StrJoin(choices, ", "), ", not '", v, "'"));
+                                                  absl::StrJoin(names, ", "), ", not '", v, "'"));
        },
-       [target] { return std::vector<std::string>{*target}; }});
+       [get] { return std::vector<std::string>{get()}; }});
 }
 
 template <typename T>

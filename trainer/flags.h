@@ -26,6 +26,21 @@ class FlagSet {
   void AddStrings(std::string name, std::vector<std::string>* target, std::string help);
   void AddChoice(std::string name, std::string* target, std::vector<std::string> choices,
                  std::string help);
+  // A choice bound to a value of any type (an enum): each choice is (its name, its value).
+  template <typename E>
+  void AddEnum(std::string name, E* target, std::vector<std::pair<std::string, E>> choices,
+               std::string help) {
+    std::vector<std::string> names;
+    for (const auto& choice : choices) names.push_back(choice.first);
+    AddChoiceOf(std::move(name), std::move(names), std::move(help),
+                [target, choices](size_t i) { *target = choices[i].second; },
+                [target, choices] {
+                  for (const auto& [n, v] : choices) {
+                    if (v == *target) return n;
+                  }
+                  return std::string("?");
+                });
+  }
   void AddSize(std::string name, size_t* target, std::string help);
   void AddUint64(std::string name, uint64_t* target, std::string help);
   void AddInt(std::string name, int* target, std::string help);
@@ -57,6 +72,9 @@ class FlagSet {
     bool was_set = false;
   };
   void Add(Flag flag);
+  // A flag taking one of `names`; set(i) stores choice i, get() names the current one.
+  void AddChoiceOf(std::string name, std::vector<std::string> names, std::string help, std::function<void(size_t)> set,
+                   std::function<std::string()> get);
 
   std::string command_, usage_, description_;
   std::vector<Flag> flags_;

@@ -18,9 +18,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/progress_format.h"
 #include "count/counts_file.h"
 #include "count/word_counts.h"
-#include "model/bpe_model.h"
+#include "pretokenize/pretokenizer_config.h"
 
 namespace tokenmill {
 
@@ -38,7 +39,7 @@ struct CountCorpusOptions {
   std::vector<std::string> include;         // globs for files found in folders
   std::vector<std::string> exclude;
   bool skip_bad_records = false;  // count and report malformed JSON records instead of failing
-  std::string progress = "auto";  // auto | bar | json | none (stderr)
+  ProgressFormat progress = ProgressFormat::kAuto;  // on stderr
   size_t shard_bytes = size_t{4} << 20;  // uncompressed files are read in shards this big
   size_t batch_bytes = size_t{2} << 20;  // compressed inputs are handed out in batches this big
 };

@@ -9,17 +9,8 @@
 
 namespace tokenmill {
 
-absl::StatusOr<ProgressFormat> ParseProgressFormat(const std::string& name) {
-  if (name == "auto") return ::isatty(STDERR_FILENO) ? ProgressFormat::kBar : ProgressFormat::kNone;
-  if (name == "bar") return ProgressFormat::kBar;
-  if (name == "json") return ProgressFormat::kJson;
-  if (name == "none") return ProgressFormat::kNone;
-  return absl::InvalidArgumentError(
-      StrCat("--progress must be auto, bar, json or none, not '", name, "'"));
-}
-
 CountProgress::CountProgress(ProgressFormat format, uint64_t total_disk_bytes)
-    : format_(format), total_(total_disk_bytes), start_(std::chrono::steady_clock::now()) {
+    : format_(ResolveProgressFormat(format)), total_(total_disk_bytes), start_(std::chrono::steady_clock::now()) {
   if (format_ != ProgressFormat::kNone) reporter_ = std::thread([this] { Run(); });
 }
 

@@ -3,8 +3,8 @@
 // terminal, JSON lines for machines, or nothing. Workers bump atomic counters; a reporter
 // thread prints twice a second (bar) or once a second (JSON) and a last line at Finish().
 //
-// Contract: Add*() are thread-safe and cheap (relaxed atomics). "auto" is bar when stderr is
-// a terminal and none otherwise.
+// Contract: Add*() are thread-safe and cheap (relaxed atomics). kAuto is a bar when stderr is
+// a terminal and nothing otherwise.
 #pragma once
 
 #include <atomic>
@@ -15,14 +15,9 @@
 #include <string>
 #include <thread>
 
-#include "absl/status/statusor.h"
+#include "common/progress_format.h"
 
 namespace tokenmill {
-
-enum class ProgressFormat { kNone, kBar, kJson };
-
-// Parses auto|bar|json|none ("auto" looks at whether stderr is a terminal).
-absl::StatusOr<ProgressFormat> ParseProgressFormat(const std::string& name);
 
 class CountProgress {
  public:

@@ -155,11 +155,6 @@ std::string EscapeWord(std::string_view word) {
 
 }  // namespace
 
-std::string EffectivePattern(const PreTokenizerConfig& config) {
-  if (config.preset == "custom") return config.pattern;
-  return std::string(PresetPattern(config.preset));
-}
-
 bool IsCountsFile(const std::string& path) {
   if (path == "-") return false;
   struct stat st;

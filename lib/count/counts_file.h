@@ -24,7 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "count/word_counts.h"
-#include "model/bpe_model.h"
+#include "pretokenize/pretokenizer_config.h"
 
 namespace tokenmill {
 
@@ -53,9 +53,6 @@ struct CountsFileHeader {
   CountTotals totals;
   bool operator==(const CountsFileHeader&) const = default;
 };
-
-// The pattern text a pre-tokenizer config stands for (a preset's pattern, or the custom one).
-std::string EffectivePattern(const PreTokenizerConfig& config);
 
 // True if `path` is a readable regular file that starts with the counts-file magic.
 bool IsCountsFile(const std::string& path);

@@ -21,6 +21,7 @@
 #include "common/strings.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "pretokenize/pretokenizer_config.h"
 
 namespace tokenmill {
 
@@ -37,14 +38,6 @@ struct SpecialToken {
   std::string content;
   TokenId id = 0;
   bool operator==(const SpecialToken&) const = default;
-};
-
-// Which pre-tokenizer splits text before BPE. `preset` is one of the names listed by
-// PreTokenizerPresets() (pretokenize/pretokenizer.h), or "custom" with `pattern` set.
-struct PreTokenizerConfig {
-  std::string preset = "gpt2";
-  std::string pattern;  // only for preset == "custom"
-  bool operator==(const PreTokenizerConfig&) const = default;
 };
 
 // How an encoder ranks the adjacent pairs of a piece (see BpeModel::priority).

@@ -2,6 +2,7 @@
 // matched over UTF-8 text with Unicode properties), exactly as OpenAI publishes them.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -35,6 +36,11 @@ inline constexpr PreTokenizerPreset kPreTokenizerPresets[] = {
     {"o200k", kO200kPattern, "GPT-4o o200k_base"},
     {"qwen2", kQwen2Pattern, "Qwen2: cl100k with single digits"},
 };
+
+// The presets' names in list order, for flags, help texts and errors.
+std::vector<std::string> PresetNames();
+// The same joined with ", " (e.g. "gpt2, cl100k, o200k, qwen2").
+std::string PresetNameList();
 
 // The pattern of preset `name`, or an empty view if there is no such preset.
 inline std::string_view PresetPattern(std::string_view name) {

@@ -32,7 +32,7 @@ absl::StatusOr<std::unique_ptr<PreTokenizer>> PreTokenizer::Create(
   }
   if (std::unique_ptr<PreTokenizer> scanner = MakePresetScanner(config.preset)) return scanner;
   return absl::InvalidArgumentError(StrCat("unknown pre-tokenizer preset '", config.preset,
-                                           "' (known: gpt2, cl100k, o200k, qwen2, custom)"));
+                                           "' (known: ", PresetNameList(), ", custom)"));
 }
 
 }  // namespace tokenmill

@@ -40,7 +40,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
-#include "model/bpe_model.h"
+#include "pretokenize/pretokenizer_config.h"
 
 namespace tokenmill {
 

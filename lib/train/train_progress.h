@@ -17,16 +17,16 @@
 #include <string>
 #include <string_view>
 
+#include "common/progress_format.h"
 #include "train/bpe_trainer.h"
 
 namespace tokenmill {
 
-enum class ProgressFormat { kNone, kBar, kJson };
-
 class TrainProgress {
  public:
+  // kAuto is resolved here (a bar on a terminal).
   TrainProgress(ProgressFormat format, uint64_t log_every, std::FILE* out)
-      : format_(format), log_every_(log_every), out_(out) {}
+      : format_(ResolveProgressFormat(format)), log_every_(log_every), out_(out) {}
 
   // Reports one merge; always returns true (never interrupts).
   bool OnMerge(const MergeEvent& event);

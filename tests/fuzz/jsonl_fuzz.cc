@@ -147,7 +147,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.inputs = {path};
   options.input_format = "jsonl";
   options.threads = 1;
-  options.progress = "none";
+  options.progress = ProgressFormat::kNone;
   options.skip_bad_records = (mode & 1) != 0;
   options.text_field = (mode & 2) != 0 ? "/meta/text" : "text";
   absl::StatusOr<CorpusCounts> whole = CountCorpus(options);

@@ -36,7 +36,7 @@ TEST(CountCorpora, SameTableAndFileForAnyThreadsAndShards) {
       options.threads = threads;
       options.shard_bytes = shard;
       options.batch_bytes = shard;
-      options.progress = "none";
+      options.progress = ProgressFormat::kNone;
       absl::StatusOr<CorpusCounts> counts = CountCorpus(options);
       ASSERT_TRUE(counts.ok()) << counts.status();
       std::string out = dir.File("run" + std::to_string(run++) + ".tmc");

@@ -174,7 +174,7 @@ TEST(Pathological, HundredThousandSpecialTokens) {
   CountCorpusOptions options;
   options.inputs = {corpus};
   options.special_tokens = specials;
-  options.progress = "none";
+  options.progress = ProgressFormat::kNone;
   absl::StatusOr<CorpusCounts> counts = CountCorpus(options);
   ASSERT_TRUE(counts.ok()) << counts.status();
   // The specials are cut out: only the ordinary words are counted.
