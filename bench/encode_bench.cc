@@ -34,7 +34,7 @@ const Encoder* LoadEncoder(const std::string& path) {
   static auto* cache = new std::map<std::string, std::unique_ptr<Encoder>>;
   auto& slot = (*cache)[path];
   if (slot == nullptr) {
-    absl::StatusOr<BpeModel> model = LoadModel(path);
+    absl::StatusOr<BpeModel> model = LoadBpeModel(path);
     if (!model.ok()) return nullptr;
     absl::StatusOr<std::unique_ptr<Encoder>> encoder = Encoder::Create(*std::move(model));
     if (!encoder.ok()) return nullptr;

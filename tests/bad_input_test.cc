@@ -19,6 +19,7 @@
 #include "count/counts_file.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "model/bpe/bpe_hf_json.h"
 #include "model/hf_json.h"
 #include "model/tiktoken_file.h"
 #include "reference/cli_runner.h"
@@ -98,7 +99,7 @@ TEST(BadInput, MalformedOrWrongTokenizerFilesAreOneLineErrors) {
 
 TEST(BadInput, DeeplyNestedTokenizerJsonIsAnErrorNotAStackOverflow) {
   std::string depth(1 << 20, '{');
-  absl::StatusOr<BpeModel> model = FromHfJson("{\"model\": " + depth, "deep.json");
+  absl::StatusOr<BpeModel> model = BpeModelFromHfJson("{\"model\": " + depth, "deep.json");
   ASSERT_FALSE(model.ok());
   EXPECT_THAT(std::string(model.status().message()), HasSubstr("deep.json"));
 }
@@ -115,7 +116,7 @@ TEST(BadInput, HugeTokenIdsInTokenizerJsonAreErrorsNotAllocations) {
   for (const std::string& json : kBad) {
     SCOPED_TRACE(json);
     long before = PeakRssKb();
-    absl::StatusOr<BpeModel> model = FromHfJson(json, "huge_ids.json");
+    absl::StatusOr<BpeModel> model = BpeModelFromHfJson(json, "huge_ids.json");
     ASSERT_FALSE(model.ok());
     EXPECT_THAT(std::string(model.status().message()), HasSubstr("huge_ids.json"));
     EXPECT_LT(PeakRssKb() - before, 64 * 1024);

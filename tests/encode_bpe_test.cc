@@ -12,11 +12,12 @@
 
 #include "common/file_util.h"
 #include "count/count_text.h"
+#include "model/bpe/bpe_encoder.h"
 #include "model/encoder.h"
-#include "model/id_writer.h"
-#include "model/lookup_tables.h"
+#include "model/bpe/id_writer.h"
+#include "model/bpe/lookup_tables.h"
 #include "model/model_file.h"
-#include "model/piece_bpe.h"
+#include "model/bpe/piece_bpe.h"
 #include "train/bpe_trainer.h"
 
 namespace tokenmill {
@@ -108,7 +109,7 @@ struct BpeFixture {
     for (uint32_t rank = 0; rank < model.merges.size(); ++rank) {
       const Merge& m = model.merges[rank];
       uint32_t priority = model.priority == MergePriority::kTokenRank ? m.result : rank;
-      entries.push_back({PairTable::Key(m.left, m.right), {priority, m.result}});
+      entries.push_back({MakePairKey(m.left, m.right), {priority, m.result}});
     }
     pairs.Build(entries);
     StringMap<TokenId> index = model.TokenIndex();
@@ -123,7 +124,7 @@ struct BpeFixture {
 // repeated pair; nothing for a byte whose token no merge names), and a PieceBpe that uses it
 // encodes and traces exactly as one that does not.
 TEST(PieceBpe, BytePairMergesAnswerAsThePairTable) {
-  for (const BpeModel& model : {TrainedModel(), *LoadModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/gpt2.tiktoken")}) {
+  for (const BpeModel& model : {TrainedModel(), *LoadBpeModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/gpt2.tiktoken")}) {
     BpeFixture fixture(model);
     // A repeated pair (with another priority), which both must ignore.
     fixture.entries.push_back({fixture.entries.front().first, {1u << 30, 7}});
@@ -162,7 +163,7 @@ TEST(PieceBpe, BytePairMergesAnswerAsThePairTable) {
 }
 
 TEST(PieceBpe, HeapEqualsScanOnLongPieces) {
-  for (const BpeModel& model : {TrainedModel(), *LoadModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/gpt2.tiktoken")}) {
+  for (const BpeModel& model : {TrainedModel(), *LoadBpeModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/gpt2.tiktoken")}) {
     BpeFixture fixture(model);
     PieceBpe bpe(&fixture.pairs, fixture.byte_token);
     std::string text = SampleText(200000);
@@ -184,7 +185,7 @@ TEST(PieceBpe, HeapEqualsScanOnLongPieces) {
 
 // (tests/large/encode_long_piece_test.cc runs 1 MB and 16 MB pieces.)
 TEST(PieceBpe, ALongPieceWithoutSpacesEncodesAndDecodes) {
-  auto encoder = Encoder::Create(*LoadModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/cl100k_base.tiktoken"));
+  auto encoder = Encoder::Create(*LoadBpeModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/cl100k_base.tiktoken"));
   ASSERT_TRUE(encoder.ok());
   std::string text;
   std::mt19937 rng(3);
@@ -234,7 +235,7 @@ TEST(IdWriter, AppendsExactlyWhatWasWritten) {
 
 TEST(Encoder, CacheAndShortcutsChangeNothing) {
   std::string text = SampleText(300000);
-  for (const BpeModel& model : {TrainedModel(), *LoadModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/gpt2.tiktoken")}) {
+  for (const BpeModel& model : {TrainedModel(), *LoadBpeModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/gpt2.tiktoken")}) {
     auto cached = Encoder::Create(model);
     EncoderOptions plain_options;
     plain_options.cache_entries = 0;
@@ -334,7 +335,7 @@ TEST(CharSegments, SplittingPiecesOfChineseChangesNoId) {
   ASSERT_TRUE(trained.ok()) << trained.status();
   std::vector<BpeModel> models = {trained->model};
   for (const char* name : {"gpt2", "cl100k_base", "o200k_base"}) {
-    models.push_back(*LoadModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/" + name + ".tiktoken"));
+    models.push_back(*LoadBpeModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/" + name + ".tiktoken"));
   }
   const std::vector<std::string> pieces = ChinesePieces(chinese, 20000, 11);
   for (size_t m = 0; m < models.size(); ++m) {
@@ -359,7 +360,8 @@ TEST(CharSegments, SplittingPiecesOfChineseChangesNoId) {
     EXPECT_EQ(differing, 0u) << "model " << m;
     // SplitChars, the one-pass form for pieces of 3-byte sequences only, cuts where Split does
     // and hands over the same characters.
-    const CharSegments& segments = (*split)->char_segments();
+    const CharSegments& segments =
+        dynamic_cast<const BpeEncoder&>((*split)->piece_encoder()).char_segments();
     size_t pure = 0;
     for (const std::string& piece : pieces) {
       const auto* p = reinterpret_cast<const unsigned char*>(piece.data());
@@ -401,7 +403,7 @@ TEST(CharSegments, SplittingPiecesOfChineseChangesNoId) {
     (*pretokenize)->Split(chinese, [&](std::string_view piece) {
       if (piece.size() < 9 || (static_cast<unsigned char>(piece.back()) & 0xC0) != 0x80) return;
       ++chinese_pieces;
-      splitting += (*split)->char_segments().Split(piece, [](std::string_view) {});
+      splitting += segments.Split(piece, [](std::string_view) {});
     });
     EXPECT_GT(chinese_pieces, 1000u) << "model " << m;
     EXPECT_GT(splitting, chinese_pieces / 2) << "model " << m;
@@ -445,7 +447,7 @@ TEST(Encoder, BatchReportsTheFirstFailingText) {
 }
 
 TEST(Encoder, ExplainAddsUpToEncode) {
-  for (const BpeModel& model : {TrainedModel(), *LoadModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/gpt2.tiktoken")}) {
+  for (const BpeModel& model : {TrainedModel(), *LoadBpeModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/gpt2.tiktoken")}) {
     auto encoder = Encoder::Create(model);
     ASSERT_TRUE(encoder.ok());
     std::string text = SampleText(3000) + "<|endoftext|> tail";

@@ -25,7 +25,7 @@ const Encoder& OpenAiEncoder(const std::string& name) {
   static std::map<std::string, std::unique_ptr<Encoder>> encoders;
   auto& slot = encoders[name];
   if (slot == nullptr) {
-    auto model = LoadModel(kVocabDir + name + ".tiktoken");
+    auto model = LoadBpeModel(kVocabDir + name + ".tiktoken");
     EXPECT_TRUE(model.ok()) << model.status();
     auto encoder = Encoder::Create(*std::move(model));
     EXPECT_TRUE(encoder.ok()) << encoder.status();

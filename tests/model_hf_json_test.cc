@@ -10,6 +10,7 @@
 #include "common/file_util.h"
 #include "count/count_text.h"
 #include "model/encoder.h"
+#include "model/bpe/bpe_hf_json.h"
 #include "model/hf_json.h"
 #include "model/json_writer.h"
 #include "model/model_file.h"
@@ -42,7 +43,7 @@ struct JsonParts {
 };
 
 TEST(FromHfJson, ReadsTheSmallFile) {
-  auto model = FromHfJson(JsonParts().Json(), "t.json");
+  auto model = BpeModelFromHfJson(JsonParts().Json(), "t.json");
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_EQ(model->tokens[256], "ab");
   EXPECT_EQ(model->merges, (std::vector<Merge>{{'a', 'b', 256}}));
@@ -80,7 +81,7 @@ TEST(FromHfJson, MalformedFilesNameTheField) {
       {with([](JsonParts& p) { p.pre = R"({"type": "ByteLevel", "use_regex": "yes"})"; }), "field 'pre_tokenizer.use_regex' is not a boolean"},
   };
   for (const Case& c : cases) {
-    auto model = FromHfJson(c.json, "t.json");
+    auto model = BpeModelFromHfJson(c.json, "t.json");
     ASSERT_FALSE(model.ok()) << c.message;
     EXPECT_THAT(std::string(model.status().message()), HasSubstr(c.message));
   }
@@ -118,13 +119,13 @@ TEST_P(FormatRoundTrip, JsonToTiktokenToJsonKeepsEveryId) {
                      "<|endoftext|>x<|pad|>";
   BpeModel trained = TrainedModel(GetParam());
   ASSERT_TRUE(SaveModel(trained, dir.File("a.json")).ok());
-  auto json = LoadModel(dir.File("a.json"));
+  auto json = LoadBpeModel(dir.File("a.json"));
   ASSERT_TRUE(json.ok()) << json.status();
   ASSERT_TRUE(SaveModel(*json, dir.File("b.tiktoken")).ok());
-  auto tiktoken = LoadModel(dir.File("b.tiktoken"));
+  auto tiktoken = LoadBpeModel(dir.File("b.tiktoken"));
   ASSERT_TRUE(tiktoken.ok()) << tiktoken.status();
   ASSERT_TRUE(SaveModel(*tiktoken, dir.File("c.json")).ok());
-  auto json_again = LoadModel(dir.File("c.json"));
+  auto json_again = LoadBpeModel(dir.File("c.json"));
   ASSERT_TRUE(json_again.ok()) << json_again.status();
   EXPECT_EQ(tiktoken->tokens, json->tokens);
   EXPECT_EQ(tiktoken->specials, json->specials);
@@ -138,10 +139,10 @@ INSTANTIATE_TEST_SUITE_P(Presets, FormatRoundTrip, ::testing::Values("gpt2", "cl
 TEST(FormatRoundTrip, OpenAiTiktokenToJsonAndBack) {
   testing::TempDir dir;
   std::string vocab = std::string(TOKENMILL_SHARED_DIR) + "/vocab/gpt2.tiktoken";
-  auto original = LoadModel(vocab);
+  auto original = LoadBpeModel(vocab);
   ASSERT_TRUE(original.ok());
   ASSERT_TRUE(SaveModel(*original, dir.File("gpt2.json")).ok());
-  auto json = LoadModel(dir.File("gpt2.json"));
+  auto json = LoadBpeModel(dir.File("gpt2.json"));
   ASSERT_TRUE(json.ok()) << json.status();
   EXPECT_TRUE(json->ignore_merges);
   ASSERT_TRUE(SaveModel(*json, dir.File("gpt2.tiktoken")).ok());

@@ -8,7 +8,7 @@
 #include "model/base64.h"
 #include "model/encoder.h"
 #include "model/model_file.h"
-#include "model/rank_merges.h"
+#include "model/bpe/rank_merges.h"
 #include "model/tiktoken_file.h"
 #include "reference/cli_runner.h"
 
@@ -134,7 +134,7 @@ TEST(OpenAiVocabularies, LoadWithTheirIdsGapsAndPatterns) {
              {"<|fim_suffix|>", 100260}, {"<|endofprompt|>", 100276}}},
            {"o200k_base", "o200k", 199998, {{"<|endoftext|>", 199999}, {"<|endofprompt|>", 200018}}},
        }) {
-    auto model = LoadModel(kVocabDir + e.name + ".tiktoken");
+    auto model = LoadBpeModel(kVocabDir + e.name + ".tiktoken");
     ASSERT_TRUE(model.ok()) << model.status();
     EXPECT_EQ(model->pretokenizer.preset, e.preset) << e.name;
     EXPECT_EQ(model->VocabSize(), e.ranks + e.specials.size()) << e.name;
@@ -142,19 +142,19 @@ TEST(OpenAiVocabularies, LoadWithTheirIdsGapsAndPatterns) {
     // The first ranks follow GPT-2's printable-first byte order, not byte order.
     EXPECT_EQ(model->tokens[0], "!") << e.name;
     // Loading through the sidecar gives the same model.
-    auto via_sidecar = LoadModel(kVocabDir + e.name + ".json");
+    auto via_sidecar = LoadBpeModel(kVocabDir + e.name + ".json");
     ASSERT_TRUE(via_sidecar.ok()) << via_sidecar.status();
     EXPECT_TRUE(*via_sidecar == *model) << e.name;
   }
 }
 
 TEST(OpenAiVocabularies, WriteThenReadGivesTheSameModel) {
-  auto model = LoadModel(kVocabDir + "cl100k_base.tiktoken");
+  auto model = LoadBpeModel(kVocabDir + "cl100k_base.tiktoken");
   ASSERT_TRUE(model.ok()) << model.status();
   testing::TempDir dir;
   std::string path = dir.File("copy.tiktoken");
   ASSERT_TRUE(SaveModel(*model, path).ok());
-  auto again = LoadModel(path);
+  auto again = LoadBpeModel(path);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_TRUE(*again == *model);
   EXPECT_EQ(*ReadFile(path), *ReadFile(kVocabDir + "cl100k_base.tiktoken"));  // byte-identical
@@ -173,11 +173,11 @@ TEST(ToTiktoken, RefusesARankGapNoSpecialFills) {
 TEST(ModelFile, MissingSidecarAndUnknownJsonAreClearErrors) {
   testing::TempDir dir;
   std::string ranks = dir.Write("lonely.tiktoken", ByteRanks());
-  auto model = LoadModel(ranks);
+  auto model = LoadBpeModel(ranks);
   ASSERT_FALSE(model.ok());
   EXPECT_THAT(std::string(model.status().message()), HasSubstr("needs its JSON sidecar " + dir.File("lonely.json")));
   std::string other = dir.Write("other.json", R"({"hello": 1})");
-  model = LoadModel(other);
+  model = LoadBpeModel(other);
   ASSERT_FALSE(model.ok());
   EXPECT_THAT(std::string(model.status().message()), HasSubstr("other.json: field 'model' is missing"));
   EXPECT_FALSE(OutputFormatOf(dir.File("x.txt")).ok());

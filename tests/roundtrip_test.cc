@@ -8,6 +8,7 @@
 #include "count/count_text.h"
 #include "model/encoder.h"
 #include "model/hf_json.h"
+#include "model/model_file.h"
 #include "reference/cli_runner.h"
 #include "train/bpe_trainer.h"
 
@@ -92,7 +93,7 @@ TEST_P(RoundTrip, SaveThenLoadGivesTheSameModelAndEncodings) {
   testing::TempDir dir;
   std::string path = dir.File("tokenizer.json");
   ASSERT_TRUE(SaveHfJson(model, path).ok());
-  auto loaded = LoadHfJson(path);
+  auto loaded = LoadBpeModel(path);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->tokens, model.tokens);
   EXPECT_EQ(loaded->merges, model.merges);

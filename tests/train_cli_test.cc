@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "model/hf_json.h"
+#include "model/model_file.h"
 #include "reference/cli_runner.h"
 
 namespace tokenmill {
@@ -89,7 +90,7 @@ TEST(TrainCli, VocabLargerThanTheCorpusSuppliesWritesTheSizeReached) {
   auto r = RunCli({"train", "--vocab-size", "5000", "--output", out, corpus});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("note: no pair is left to merge; stopped at vocab size"));
-  absl::StatusOr<BpeModel> model = LoadHfJson(out);
+  absl::StatusOr<BpeModel> model = LoadBpeModel(out);
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_LT(model->VocabSize(), 5000u);
   EXPECT_THAT(r.err, HasSubstr("stopped at vocab size " + std::to_string(model->VocabSize())));
@@ -133,7 +134,7 @@ TEST(TrainCli, HfCompatPutsSpecialTokensFirst) {
   auto r = RunCli({"train", "--vocab-size", "400", "--hf-compat", "--special-token", "<s>",
                    "--quiet", "--output", out, corpus});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  absl::StatusOr<BpeModel> model = LoadHfJson(out);
+  absl::StatusOr<BpeModel> model = LoadBpeModel(out);
   ASSERT_TRUE(model.ok()) << model.status();
   ASSERT_EQ(model->specials.size(), 1u);
   EXPECT_EQ(model->specials[0].id, 0u);

@@ -44,7 +44,7 @@ struct DecodeCommandOptions {
 
 absl::StatusOr<std::unique_ptr<Encoder>> LoadEncoder(const std::string& path) {
   if (path.empty()) return absl::InvalidArgumentError("--tokenizer is required");
-  absl::StatusOr<BpeModel> model = LoadModel(path);
+  absl::StatusOr<std::unique_ptr<Model>> model = LoadModel(path);
   if (!model.ok()) return model.status();
   return Encoder::Create(*std::move(model));
 }

@@ -74,12 +74,12 @@ int RunConvert(int argc, char** argv) {
       return kExitFailure;
     }
   }
-  absl::StatusOr<BpeModel> model = LoadModel(in);
+  absl::StatusOr<std::unique_ptr<Model>> model = LoadModel(in);
   if (!model.ok()) {
     PrintError("convert", model.status());
     return kExitFailure;
   }
-  if (absl::Status saved = SaveModel(*model, out); !saved.ok()) {
+  if (absl::Status saved = SaveModel(**model, out); !saved.ok()) {
     PrintError("convert", saved);
     return kExitFailure;
   }

@@ -10,6 +10,7 @@
 #include "common/file_util.h"
 #include "common/strings.h"
 #include "flags.h"
+#include "model/bpe/bpe_model.h"
 #include "model/encoder.h"
 #include "model/model_file.h"
 #include "model/text_display.h"
@@ -25,14 +26,14 @@ struct ExplainCommandOptions {
 
 std::string Quoted(std::string_view bytes) { return StrCat("'", DisplayBytes(bytes), "'"); }
 
-std::string PartsLine(const BpeModel& model, const std::vector<TokenId>& parts) {
+std::string PartsLine(std::span<const std::string> tokens, const std::vector<TokenId>& parts) {
   std::string line;
-  for (TokenId id : parts) StrAppend(&line, line.empty() ? "" : " ", Quoted(model.tokens[id]));
+  for (TokenId id : parts) StrAppend(&line, line.empty() ? "" : " ", Quoted(tokens[id]));
   return line;
 }
 
-void PrintPiece(const Encoder& encoder, size_t index, const ExplainedPiece& piece, std::string& out) {
-  const BpeModel& model = encoder.model();
+void PrintPiece(const Model& model, size_t index, const ExplainedPiece& piece, std::string& out) {
+  std::span<const std::string> tokens = model.token_bytes();
   StrAppend(&out, "piece ", index, ": ", Quoted(piece.text), " (", piece.text.size(), " bytes)\n");
   if (piece.special_index >= 0) {
     StrAppend(&out, "  special token -> ", piece.ids[0], "\n");
@@ -43,16 +44,17 @@ void PrintPiece(const Encoder& encoder, size_t index, const ExplainedPiece& piec
               " (no merges needed: the model encodes whole-token pieces directly)\n");
     return;
   }
-  std::vector<TokenId> parts;
-  for (unsigned char c : piece.text) parts.push_back(encoder.ByteToken(c));
-  StrAppend(&out, "  bytes:  ", PartsLine(model, parts), "\n");
-  const char* priority_name = model.priority == MergePriority::kTokenRank ? "rank" : "merge";
+  std::vector<TokenId> parts = piece.initial;
+  StrAppend(&out, "  bytes:  ", PartsLine(tokens, parts), "\n");
+  const BpeModel* bpe = AsBpe(model);
+  const char* priority_name =
+      bpe != nullptr && bpe->priority == MergePriority::kTokenRank ? "rank" : "merge";
   for (const MergeStep& step : piece.merges) {
     parts[step.part] = step.result;
     parts.erase(parts.begin() + static_cast<long>(step.part) + 1);
-    StrAppend(&out, "  ", priority_name, " ", step.priority, ": ", Quoted(model.tokens[step.left]),
-              " + ", Quoted(model.tokens[step.right]), " -> ", Quoted(model.tokens[step.result]),
-              " (", step.result, ")   ", PartsLine(model, parts), "\n");
+    StrAppend(&out, "  ", priority_name, " ", step.priority, ": ", Quoted(tokens[step.left]),
+              " + ", Quoted(tokens[step.right]), " -> ", Quoted(tokens[step.result]),
+              " (", step.result, ")   ", PartsLine(tokens, parts), "\n");
   }
   StrAppend(&out, "  tokens:");
   for (TokenId id : piece.ids) StrAppend(&out, " ", id);
@@ -100,7 +102,7 @@ int RunExplain(int argc, char** argv) {
   } else {
     for (const std::string& arg : *positional) text += (text.empty() ? "" : " ") + arg;
   }
-  absl::StatusOr<BpeModel> model = LoadModel(options.tokenizer);
+  absl::StatusOr<std::unique_ptr<Model>> model = LoadModel(options.tokenizer);
   if (!model.ok()) {
     PrintError("explain", model.status());
     return kExitFailure;
@@ -121,7 +123,7 @@ int RunExplain(int argc, char** argv) {
   std::string out;
   std::vector<TokenId> all;
   for (size_t i = 0; i < pieces->size(); ++i) {
-    PrintPiece(**encoder, i + 1, (*pieces)[i], out);
+    PrintPiece((*encoder)->model(), i + 1, (*pieces)[i], out);
     all.insert(all.end(), (*pieces)[i].ids.begin(), (*pieces)[i].ids.end());
   }
   StrAppend(&out, "\n", text.size(), " bytes, ", pieces->size(), " pieces, ", all.size(), " tokens:");

@@ -15,6 +15,7 @@
 #include "common/file_util.h"
 #include "common/strings.h"
 #include "flags.h"
+#include "model/bpe/bpe_model.h"
 #include "model/encoder.h"
 #include "model/model_file.h"
 #include "model/model_stats.h"
@@ -74,37 +75,39 @@ bool RecognizeTokenizer(const std::string&, std::string_view) { return true; }
 
 int PrintTokenizer(const std::string& path, const InspectCommandOptions& options) {
   absl::StatusOr<ModelFormat> format = DetectModelFormat(path);
-  absl::StatusOr<BpeModel> model = format.ok() ? LoadModel(path) : format.status();
-  if (!model.ok()) {
-    PrintError("inspect", model.status());
+  absl::StatusOr<std::unique_ptr<Model>> loaded =
+      format.ok() ? LoadModel(path) : absl::StatusOr<std::unique_ptr<Model>>(format.status());
+  if (!loaded.ok()) {
+    PrintError("inspect", loaded.status());
     return kExitFailure;
   }
+  std::unique_ptr<Model>& model = *loaded;
+  std::span<const std::string> tokens = model->token_bytes();
   std::string out;
-  size_t specials = model->specials.size();
+  size_t specials = model->special_tokens().size();
   size_t regular = model->VocabSize() - specials;
   size_t max_len = 0, total_len = 0;
-  for (TokenId id = 0; id < model->tokens.size(); ++id) {
-    max_len = std::max(max_len, model->tokens[id].size());
-    total_len += model->tokens[id].size();
+  for (TokenId id = 0; id < tokens.size(); ++id) {
+    max_len = std::max(max_len, tokens[id].size());
+    total_len += tokens[id].size();
   }
   StrAppend(&out, "file:          ", path, " (", ModelFormatName(*format), ")\n");
   StrAppend(&out, "vocabulary:    ", model->VocabSize(), " tokens (", regular, " regular + ",
-            specials, " special), ids 0..", model->tokens.size() - 1, "\n");
-  StrAppend(&out, "merges:        ", model->merges.size(), ", applied by ",
-            model->priority == MergePriority::kTokenRank ? "token rank (tiktoken)"
+            specials, " special), ids 0..", tokens.size() - 1, "\n");
+  if (const BpeModel* bpe = AsBpe(*model)) {
+    StrAppend(&out, "merges:        ", bpe->merges.size(), ", applied by ",
+              bpe->priority == MergePriority::kTokenRank ? "token rank (tiktoken)"
                                                           : "merge index (Hugging Face)",
-            "\n");
-  StrAppend(&out, "whole pieces:  ",
-            model->ignore_merges ? "a piece that is a token encodes as that token (ignore_merges)"
+              "\n");
+    StrAppend(&out, "whole pieces:  ",
+              bpe->ignore_merges ? "a piece that is a token encodes as that token (ignore_merges)"
                                  : "every piece goes through the merges",
-            "\n");
-  std::string_view pattern = model->pretokenizer.preset == "custom"
-                                 ? std::string_view(model->pretokenizer.pattern)
-                                 : PresetPattern(model->pretokenizer.preset);
-  StrAppend(&out, "pre-tokenizer: ", model->pretokenizer.preset, "\n");
-  StrAppend(&out, "pattern:       ", pattern, "\n");
+              "\n");
+  }
+  StrAppend(&out, "pre-tokenizer: ", model->pre_tokenizer().preset, "\n");
+  StrAppend(&out, "pattern:       ", EffectivePattern(model->pre_tokenizer()), "\n");
   StrAppend(&out, "special tokens:");
-  for (const SpecialToken& s : model->specials) StrAppend(&out, " ", s.content, "=", s.id);
+  for (const SpecialToken& s : model->special_tokens()) StrAppend(&out, " ", s.content, "=", s.id);
   StrAppend(&out, specials == 0 ? " none\n" : "\n");
   out += absl::StrFormat("token bytes:   mean %.2f, max %d\n",
                          model->VocabSize() ? double(total_len) / double(model->VocabSize()) : 0.0,
@@ -112,11 +115,11 @@ int PrintTokenizer(const std::string& path, const InspectCommandOptions& options
   std::vector<TokenId> longest = LongestTokens(*model, options.top);
   StrAppend(&out, "longest tokens:\n");
   for (TokenId id : longest) {
-    out += absl::StrFormat("  %8d  %3d bytes  '%s'\n", id, model->tokens[id].size(),
-                           DisplayBytes(model->tokens[id]));
+    out += absl::StrFormat("  %8d  %3d bytes  '%s'\n", id, tokens[id].size(),
+                           DisplayBytes(tokens[id]));
   }
   if (!options.corpus.empty()) {
-    absl::StatusOr<std::unique_ptr<Encoder>> encoder = Encoder::Create(*std::move(model));
+    absl::StatusOr<std::unique_ptr<Encoder>> encoder = Encoder::Create(std::move(model));
     absl::StatusOr<CorpusStats> stats =
         encoder.ok() ? MeasureCorpus(**encoder, options.corpus) : encoder.status();
     if (!stats.ok()) {

@@ -9,171 +9,34 @@
 #include "common/huge_pages.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
-#include "model/byte_hash.h"
 
 namespace tokenmill {
-namespace {
 
-// Whether p holds `chars` 3-byte sequences and nothing else.
-bool AllThreeByte(const unsigned char* p, size_t chars) {
-  for (size_t k = 0; k < chars; ++k, p += 3) {
-    if (!CharSegments::IsThreeByte(p, p + 3)) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-Encoder::Encoder(BpeModel model, EncoderOptions options,
-                 std::unique_ptr<PreTokenizer> pretokenizer,
-                 std::unique_ptr<SpecialTokenMatcher> specials)
+Encoder::Encoder(std::unique_ptr<const Model> model, std::unique_ptr<PreTokenizer> pretokenizer,
+                 std::unique_ptr<SpecialTokenMatcher> specials,
+                 std::unique_ptr<PieceEncoder> pieces)
     : model_(std::move(model)),
-      options_(options),
+      tokens_(model_->token_bytes()),
       pretokenizer_(std::move(pretokenizer)),
       specials_(std::move(specials)),
-      bpe_(&pair_table_, byte_token_, options.long_piece),
-      caches_([capacity = options.cache_entries] { return PieceCache(capacity); }) {
-  std::vector<bool> is_special(model_.tokens.size(), false);
-  for (const SpecialToken& s : model_.specials) {
-    special_ids_.push_back(s.id);
-    is_special[s.id] = true;
-  }
-  token_table_.Build(model_.tokens, is_special);
-  std::vector<std::pair<uint64_t, PairMerge>> pairs;
-  pairs.reserve(model_.merges.size());
-  for (uint32_t rank = 0; rank < model_.merges.size(); ++rank) {
-    const Merge& m = model_.merges[rank];
-    uint32_t priority = model_.priority == MergePriority::kTokenRank ? m.result : rank;
-    pairs.push_back({PairTable::Key(m.left, m.right), PairMerge{priority, m.result}});
-  }
-  pair_table_.Build(pairs);  // the first merge of a pair wins
-  for (int b = 0; b < 256; ++b) {
-    byte_token_[b] = token_table_.Find(std::string_view(reinterpret_cast<const char*>(&b), 1));
-  }
-  if (options_.split_pieces) segments_.Build(model_.tokens, bpe_);
+      pieces_(std::move(pieces)) {
+  for (const SpecialToken& s : model_->special_tokens()) special_ids_.push_back(s.id);
 }
 
-absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Create(BpeModel model, EncoderOptions options) {
-  TM_RETURN_IF_ERROR(model.Validate());
-  if (model.priority == MergePriority::kTokenRank) {
-    for (const Merge& m : model.merges) {
-      if (m.result == PairTable::kNone) {
-        return absl::InvalidArgumentError("token id too large for a tiktoken rank");
-      }
-    }
-  }
+absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Create(std::unique_ptr<const Model> model,
+                                                         EncoderOptions options) {
+  TM_RETURN_IF_ERROR(model->Validate());
   TM_ASSIGN_OR_RETURN(std::unique_ptr<PreTokenizer> pretokenizer,
-                      PreTokenizer::Create(model.pretokenizer));
+                      PreTokenizer::Create(model->pre_tokenizer()));
   std::unique_ptr<SpecialTokenMatcher> specials;
-  if (!model.specials.empty()) {
+  if (!model->special_tokens().empty()) {
     std::vector<std::string> contents;
-    for (const SpecialToken& s : model.specials) contents.push_back(s.content);
+    for (const SpecialToken& s : model->special_tokens()) contents.push_back(s.content);
     TM_ASSIGN_OR_RETURN(specials, SpecialTokenMatcher::Create(std::move(contents)));
   }
-  std::vector<bool> has_byte(256, false);
-  for (TokenId id = 0; id < model.tokens.size(); ++id) {
-    if (model.tokens[id].size() == 1) has_byte[static_cast<unsigned char>(model.tokens[id][0])] = true;
-  }
-  for (const SpecialToken& s : model.specials) {
-    if (s.content.size() == 1) has_byte[static_cast<unsigned char>(s.content[0])] = false;
-  }
-  for (int b = 0; b < 256; ++b) {
-    if (!has_byte[b]) {
-      return absl::InvalidArgumentError(StrCat(
-          "the vocabulary has no token for byte ", b, ", so not every text can be encoded"));
-    }
-  }
-  return std::unique_ptr<Encoder>(
-      new Encoder(std::move(model), options, std::move(pretokenizer), std::move(specials)));
-}
-
-PieceCache* Encoder::LocalCache() const {
-  return options_.cache_entries == 0 ? nullptr : &caches_.local();
-}
-
-void Encoder::EncodePiece(std::string_view piece, std::vector<TokenId>& out) const {
-  IdWriter writer(out, piece.size());
-  EncodePieceCached(piece, LocalCache(), writer);
-}
-
-void Encoder::EncodePieceCached(std::string_view piece, PieceCache* cache, IdWriter& out) const {
-  if (piece.size() <= 1) {
-    if (piece.empty()) return;  // the PreTokenizer contract rules these out; be safe anyway
-    out.Push(byte_token_[static_cast<unsigned char>(piece[0])]);
-    return;
-  }
-  if (cache != nullptr && piece.size() <= PieceCache::kMaxHotPiece) {
-    uint64_t key = PackKey(piece.data(), piece.size()).w0;
-    if (cache->LookupHot(key, piece.size(), out)) return;
-    size_t start = out.size();
-    EncodePieceFully(piece, cache, out);
-    cache->InsertHot(key, piece.size(), out.data() + start, out.size() - start);
-    return;
-  }
-  EncodePieceFully(piece, cache, out);
-}
-
-void Encoder::EncodePieceFully(std::string_view piece, PieceCache* cache, IdWriter& out) const {
-  // A single 3-byte character: its own BPE is in a table (unless it is a whole token).
-  const auto* bytes = reinterpret_cast<const unsigned char*>(piece.data());
-  if (options_.split_pieces && piece.size() == 3 && segments_.built() &&
-      CharSegments::IsThreeByte(bytes, bytes + 3)) {
-    TokenId id = model_.ignore_merges ? token_table_.Find(piece) : TokenTable::kMissing;
-    if (id != TokenTable::kMissing) {
-      out.Push(id);
-    } else {
-      out.Advance(segments_.WriteChar(bytes, out.Room(3)));
-    }
-    return;
-  }
-  // A piece ending in a non-ASCII byte may hold 3-byte characters to split between; one that
-  // splits is no whole token. Single characters' ids go straight to the output.
-  if (options_.split_pieces && piece.size() >= 6 && bytes[piece.size() - 1] >= 0x80) {
-    if (piece.size() % 3 == 0 && AllThreeByte(bytes, piece.size() / 3)) {
-      const bool split = segments_.SplitChars(
-          bytes, piece.size() / 3,
-          [&](uint32_t index) { out.Advance(segments_.WriteCharAt(index, out.Room(3))); },
-          [&](std::string_view segment) { EncodeByBpe(segment, cache, out); });
-      if (split) return;
-    } else {
-      const bool split = segments_.Split(piece, [&](std::string_view segment) {
-        if (segment.size() == 3) {
-          out.Advance(segments_.WriteChar(reinterpret_cast<const unsigned char*>(segment.data()),
-                                          out.Room(3)));
-        } else {
-          EncodeByBpe(segment, cache, out);
-        }
-      });
-      if (split) return;
-    }
-  }
-  if (model_.ignore_merges) {
-    TokenId id = token_table_.Find(piece);
-    if (id != TokenTable::kMissing) {
-      out.Push(id);
-      return;
-    }
-  }
-  EncodeByBpe(piece, cache, out);
-}
-
-void Encoder::EncodeByBpe(std::string_view piece, PieceCache* cache, IdWriter& out) const {
-  uint64_t hash = 0;
-  const bool cached = piece.size() <= options_.max_cached_piece && cache != nullptr;
-  if (cached) {
-    hash = HashPiece(piece);
-    if (cache->Lookup(piece, hash, out)) return;
-  }
-  std::vector<TokenId>& ids = out.scratch();
-  bpe_.Encode(piece, ids);
-  out.Append(ids.data(), ids.size());
-  if (cached) cache->Insert(piece, hash, ids.data(), ids.size());
-}
-
-void Encoder::EncodeOrdinary(std::string_view text, std::vector<TokenId>& out) const {
-  PieceCache* cache = LocalCache();
-  IdWriter writer(out, text.size());  // a token covers at least one byte
-  pretokenizer_->Split(text, [&](std::string_view piece) { EncodePieceCached(piece, cache, writer); });
+  TM_ASSIGN_OR_RETURN(std::unique_ptr<PieceEncoder> pieces, model->MakePieceEncoder(options));
+  return std::unique_ptr<Encoder>(new Encoder(std::move(model), std::move(pretokenizer),
+                                              std::move(specials), std::move(pieces)));
 }
 
 template <typename OnSegment>
@@ -291,15 +154,7 @@ absl::StatusOr<std::vector<ExplainedPiece>> Encoder::Explain(std::string_view te
     pretokenizer_->Split(segment, [&](std::string_view piece) {
       ExplainedPiece& p = pieces.emplace_back();
       p.text = piece;
-      if (model_.ignore_merges && piece.size() > 1) {
-        TokenId id = token_table_.Find(piece);
-        if (id != TokenTable::kMissing) {
-          p.whole_token = true;
-          p.ids.push_back(id);
-          return;
-        }
-      }
-      p.merges = bpe_.Trace(piece, p.ids);
+      pieces_->ExplainPiece(p);
     });
   }));
   return pieces;
@@ -308,11 +163,11 @@ absl::StatusOr<std::vector<ExplainedPiece>> Encoder::Explain(std::string_view te
 absl::Status Encoder::DecodeTo(absl::Span<const TokenId> ids, std::string& out) const {
   for (size_t i = 0; i < ids.size(); ++i) {
     TokenId id = ids[i];
-    if (id >= model_.tokens.size() || model_.tokens[id].empty()) {
+    if (id >= tokens_.size() || tokens_[id].empty()) {
       return absl::InvalidArgumentError(
           StrCat("id ", id, " (position ", i, ") is not in the vocabulary"));
     }
-    out += model_.tokens[id];
+    out += tokens_[id];
   }
   return absl::OkStatus();
 }

@@ -1,27 +1,32 @@
-// Hugging Face tokenizer.json for byte-level BPE, both directions.
+// Hugging Face tokenizer.json, both directions, for any Model.
 //
-// Written: the BPE model (vocab and merges, byte-level strings), added tokens for the specials,
-// and the pre-tokenizer: ByteLevel with its built-in regex for `gpt2`, otherwise a Sequence of
-// Split(the preset's regex, Isolated) and ByteLevel(use_regex = false); a ByteLevel decoder.
-// Read: the same shapes (merges as "a b" strings or ["a", "b"] pairs); the preset is recognised
-// from the regex. Errors name the field that is wrong.
+// This file handles what every model type shares: the skeleton (version, added tokens for the
+// specials, normalizer, pre-tokenizer and decoder, both from the model's units), and dispatches
+// the "model" object on the model type (BPE: bpe/bpe_hf_json.h). A model type tokenmill does
+// not support is an error naming the type.
+//
+// Written for byte-level units: the pre-tokenizer is ByteLevel with its built-in regex for
+// `gpt2`, otherwise a Sequence of Split(the preset's regex, Isolated) and ByteLevel(use_regex =
+// false); a ByteLevel decoder. Read: the same shapes (merges as "a b" strings or ["a", "b"]
+// pairs); the preset is recognised from the regex. Errors name the field that is wrong.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "model/bpe_model.h"
+#include "model/model.h"
 
 namespace tokenmill {
 
-std::string ToHfJson(const BpeModel& model);
+std::string ToHfJson(const Model& model);
 
 // `source` names the input in error messages (e.g. its path).
-absl::StatusOr<BpeModel> FromHfJson(std::string_view json, std::string_view source);
+absl::StatusOr<std::unique_ptr<Model>> FromHfJson(std::string_view json, std::string_view source);
 
 // File helpers: SaveHfJson writes atomically; LoadHfJson reads and parses.
-absl::Status SaveHfJson(const BpeModel& model, const std::string& path);
-absl::StatusOr<BpeModel> LoadHfJson(const std::string& path);
+absl::Status SaveHfJson(const Model& model, const std::string& path);
+absl::StatusOr<std::unique_ptr<Model>> LoadHfJson(const std::string& path);
 
 }  // namespace tokenmill

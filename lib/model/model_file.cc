@@ -7,6 +7,7 @@
 #include "common/file_util.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
+#include "model/bpe/bpe_model.h"
 #include "model/hf_json.h"
 #include "model/tiktoken_file.h"
 
@@ -52,15 +53,18 @@ absl::StatusOr<ModelFormat> DetectModelFormat(const std::string& path) {
             "sidecar (no 'pattern' field)"));
 }
 
-absl::StatusOr<BpeModel> LoadModel(const std::string& path) {
+absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path) {
   TM_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   switch (ClassifyJson(text)) {
-    case JsonKind::kNotJson:
-      return LoadTiktoken(path);
+    case JsonKind::kNotJson: {
+      TM_ASSIGN_OR_RETURN(BpeModel model, LoadTiktoken(path));
+      return std::unique_ptr<Model>(std::make_unique<BpeModel>(std::move(model)));
+    }
     case JsonKind::kTiktokenSidecar: {
       std::string ranks_path = TiktokenRanksPath(path);
       TM_ASSIGN_OR_RETURN(std::string ranks, ReadFile(ranks_path));
-      return FromTiktoken(ranks, ranks_path, text, path);
+      TM_ASSIGN_OR_RETURN(BpeModel model, FromTiktoken(ranks, ranks_path, text, path));
+      return std::unique_ptr<Model>(std::make_unique<BpeModel>(std::move(model)));
     }
     case JsonKind::kTokenizerJson:
       return FromHfJson(text, path);
@@ -69,6 +73,11 @@ absl::StatusOr<BpeModel> LoadModel(const std::string& path) {
   }
   // Not valid JSON, or JSON of another kind: let the tokenizer.json reader say what is wrong.
   return FromHfJson(text, path);
+}
+
+absl::StatusOr<BpeModel> LoadBpeModel(const std::string& path) {
+  TM_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, LoadModel(path));
+  return TakeBpe(std::move(model), path);
 }
 
 absl::StatusOr<ModelFormat> OutputFormatOf(const std::string& path) {
@@ -85,8 +94,12 @@ absl::StatusOr<std::vector<std::string>> OutputFilesOf(const std::string& path) 
   return std::vector<std::string>{path};
 }
 
-absl::Status SaveModel(const BpeModel& model, const std::string& path) {
+absl::Status SaveModel(const Model& model, const std::string& path) {
   TM_ASSIGN_OR_RETURN(ModelFormat format, OutputFormatOf(path));
+  return SaveModelAs(model, path, format);
+}
+
+absl::Status SaveModelAs(const Model& model, const std::string& path, ModelFormat format) {
   if (format == ModelFormat::kTiktoken) return SaveTiktoken(model, path);
   return SaveHfJson(model, path);
 }

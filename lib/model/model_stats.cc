@@ -8,15 +8,16 @@
 
 namespace tokenmill {
 
-std::vector<TokenId> LongestTokens(const BpeModel& model, size_t count) {
-  std::vector<bool> is_special(model.tokens.size(), false);
-  for (const SpecialToken& s : model.specials) is_special[s.id] = true;
+std::vector<TokenId> LongestTokens(const Model& model, size_t count) {
+  std::span<const std::string> tokens = model.token_bytes();
+  std::vector<bool> is_special(tokens.size(), false);
+  for (const SpecialToken& s : model.special_tokens()) is_special[s.id] = true;
   std::vector<TokenId> ids;
-  for (TokenId id = 0; id < model.tokens.size(); ++id) {
-    if (!model.tokens[id].empty() && !is_special[id]) ids.push_back(id);
+  for (TokenId id = 0; id < tokens.size(); ++id) {
+    if (!tokens[id].empty() && !is_special[id]) ids.push_back(id);
   }
   auto longer = [&](TokenId a, TokenId b) {
-    size_t la = model.tokens[a].size(), lb = model.tokens[b].size();
+    size_t la = tokens[a].size(), lb = tokens[b].size();
     return la != lb ? la > lb : a < b;
   };
   count = std::min(count, ids.size());

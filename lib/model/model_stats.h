@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "model/bpe_model.h"
+#include "model/model.h"
 #include "model/encoder.h"
 
 namespace tokenmill {
 
 // The ids of the `count` longest regular tokens (by bytes), longest first, ties by id.
-std::vector<TokenId> LongestTokens(const BpeModel& model, size_t count);
+std::vector<TokenId> LongestTokens(const Model& model, size_t count);
 
 struct CorpusStats {
   uint64_t bytes = 0;

@@ -11,7 +11,7 @@
 #include "common/strings.h"
 #include "model/base64.h"
 #include "model/json_writer.h"
-#include "model/rank_merges.h"
+#include "model/bpe/rank_merges.h"
 #include "pretokenize/presets.h"
 
 namespace tokenmill {
@@ -87,6 +87,116 @@ absl::StatusOr<Sidecar> ParseSidecar(std::string_view json, std::string_view sou
   return sidecar;
 }
 
+// The ranks file's lines, parsed into model.tokens; line_of_rank[r] is the line of rank r (0:
+// none). Refuses malformed lines, ranks of specials, repeated ranks and ranks that must leave a
+// gap.
+absl::Status ParseRankLines(std::string_view ranks, std::string_view ranks_source,
+                            const Sidecar& sidecar, std::string_view sidecar_source,
+                            const absl::flat_hash_map<TokenId, const SpecialToken*>& special_of_id,
+                            BpeModel& model, std::vector<uint32_t>& line_of_rank) {
+  const size_t max_lines = static_cast<size_t>(std::count(ranks.begin(), ranks.end(), '\n')) + 1;
+  model.tokens.reserve(max_lines);
+  // Ranks run 0..N-1 except where specials sit, so a larger rank must leave a gap: refuse it
+  // before sizing tables by it (a 2-line file must not make us allocate gigabytes).
+  const uint64_t rank_limit = uint64_t{max_lines} + sidecar.specials.size();
+  size_t line_number = 0;
+  size_t pos = 0;
+  while (pos < ranks.size()) {
+    size_t end = ranks.find('\n', pos);
+    if (end == std::string_view::npos) end = ranks.size();
+    std::string_view line = ranks.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    auto error = [&](std::string_view what) { return LineError(ranks_source, line_number, what); };
+    size_t space = line.find(' ');
+    if (space == std::string_view::npos || line.find(' ', space + 1) != std::string_view::npos) {
+      return error("expected '<base64 token> <rank>'");
+    }
+    std::string_view encoded = line.substr(0, space);
+    std::string_view rank_text = line.substr(space + 1);
+    std::optional<std::string> bytes = DecodeBase64(encoded);
+    if (!bytes) return error(StrCat("bad base64 '", encoded, "'"));
+    if (bytes->empty()) return error("the token is empty");
+    uint32_t rank;
+    if (!ParseInt(rank_text, &rank) || rank == UINT32_MAX) {
+      return error(StrCat("'", rank_text, "' is not a rank"));
+    }
+    if (auto it = special_of_id.find(rank); it != special_of_id.end()) {
+      return error(StrCat("rank ", rank, " is the id of special token '", it->second->content,
+                          "' in ", sidecar_source));
+    }
+    if (rank >= rank_limit) {
+      return error(StrCat("rank ", rank, " leaves a gap: the file has only ", max_lines,
+                          " lines (ranks run 0, 1, 2, ... except where a special token sits)"));
+    }
+    if (rank >= line_of_rank.size()) line_of_rank.resize(size_t{rank} + 1, 0);
+    if (line_of_rank[rank] != 0) {
+      return error(StrCat("rank ", rank, " is already given on line ", line_of_rank[rank]));
+    }
+    line_of_rank[rank] = static_cast<uint32_t>(line_number);
+    if (rank >= model.tokens.size()) model.tokens.resize(size_t{rank} + 1);
+    model.tokens[rank] = *std::move(bytes);
+  }
+  if (line_of_rank.empty()) return absl::InvalidArgumentError(StrCat(ranks_source, ": no ranks"));
+  return absl::OkStatus();
+}
+
+// Refuses a rank missing between 0 and the last, unless a special token sits there; blames the
+// line of the next rank present (in a sorted file, the line after the gap).
+absl::Status CheckNoGap(std::string_view ranks_source, const std::vector<uint32_t>& line_of_rank,
+                        const absl::flat_hash_map<TokenId, const SpecialToken*>& special_of_id) {
+  for (TokenId rank = 0; rank < line_of_rank.size(); ++rank) {
+    if (line_of_rank[rank] != 0 || special_of_id.contains(rank)) continue;
+    TokenId next = rank + 1;
+    while (line_of_rank[next] == 0) ++next;
+    return LineError(ranks_source, line_of_rank[next],
+                     StrCat("rank ", next, " leaves a gap: no line has rank ", rank,
+                            " (ranks run 0, 1, 2, ... except where a special token sits)"));
+  }
+  return absl::OkStatus();
+}
+
+// Refuses a token given twice (at the later of the two lines); returns the number of distinct
+// tokens.
+absl::StatusOr<size_t> CheckNoDuplicate(std::string_view ranks_source, const BpeModel& model,
+                                   const std::vector<uint32_t>& line_of_rank) {
+  absl::flat_hash_map<std::string_view, uint32_t, StringHash, StringEq> line_of_bytes;
+  line_of_bytes.reserve(model.tokens.size());
+  std::vector<TokenId> ranks_by_line;
+  for (TokenId rank = 0; rank < line_of_rank.size(); ++rank) {
+    if (line_of_rank[rank] != 0) ranks_by_line.push_back(rank);
+  }
+  std::sort(ranks_by_line.begin(), ranks_by_line.end(),
+            [&](TokenId a, TokenId b) { return line_of_rank[a] < line_of_rank[b]; });
+  for (TokenId rank : ranks_by_line) {
+    auto [seen, inserted] = line_of_bytes.emplace(model.tokens[rank], line_of_rank[rank]);
+    if (!inserted) {
+      return LineError(ranks_source, line_of_rank[rank],
+                       StrCat("token '", Escaped(model.tokens[rank]),
+                              "' is already given on line ", seen->second));
+    }
+  }
+  return line_of_bytes.size();
+}
+
+// Refuses ranks without every single byte (model.tokens holds only the ranks yet).
+absl::Status CheckEveryByte(std::string_view ranks_source, const BpeModel& model) {
+  bool has[256] = {};
+  for (const std::string& token : model.tokens) {
+    if (token.size() == 1) has[static_cast<unsigned char>(token[0])] = true;
+  }
+  for (int b = 0; b < 256; ++b) {
+    if (!has[b]) {
+      return absl::InvalidArgumentError(StrCat(
+          ranks_source, ": no rank for the single byte ",
+          Escaped(std::string(1, static_cast<char>(b))), ", so not every text can be encoded"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view ranks_source,
@@ -104,94 +214,17 @@ absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view r
                         StrCat("reuses id ", s.id));
     }
   }
-
-  std::vector<uint32_t> line_of_rank;  // 0 = no line yet
-  const size_t max_lines = static_cast<size_t>(std::count(ranks.begin(), ranks.end(), '\n')) + 1;
-  model.tokens.reserve(max_lines);
-  // Ranks run 0..N-1 except where specials sit, so a larger rank must leave a gap: refuse it
-  // before sizing tables by it (a 2-line file must not make us allocate gigabytes).
-  const uint64_t rank_limit = uint64_t{max_lines} + sidecar.specials.size();
-  size_t line_number = 0;
-  size_t pos = 0;
-  while (pos < ranks.size()) {
-    size_t end = ranks.find('\n', pos);
-    if (end == std::string_view::npos) end = ranks.size();
-    std::string_view line = ranks.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) continue;
-    size_t space = line.find(' ');
-    if (space == std::string_view::npos || line.find(' ', space + 1) != std::string_view::npos) {
-      return LineError(ranks_source, line_number, "expected '<base64 token> <rank>'");
-    }
-    std::string_view encoded = line.substr(0, space);
-    std::string_view rank_text = line.substr(space + 1);
-    std::optional<std::string> bytes = DecodeBase64(encoded);
-    if (!bytes) return LineError(ranks_source, line_number, StrCat("bad base64 '", encoded, "'"));
-    if (bytes->empty()) return LineError(ranks_source, line_number, "the token is empty");
-    uint32_t rank;
-    if (!ParseInt(rank_text, &rank) || rank == UINT32_MAX) {
-      return LineError(ranks_source, line_number, StrCat("'", rank_text, "' is not a rank"));
-    }
-    if (auto it = special_of_id.find(rank); it != special_of_id.end()) {
-      return LineError(ranks_source, line_number,
-                       StrCat("rank ", rank, " is the id of special token '", it->second->content,
-                              "' in ", sidecar_source));
-    }
-    if (rank >= rank_limit) {
-      return LineError(ranks_source, line_number,
-                       StrCat("rank ", rank, " leaves a gap: the file has only ", max_lines,
-                              " lines (ranks run 0, 1, 2, ... except where a special token sits)"));
-    }
-    if (rank >= line_of_rank.size()) line_of_rank.resize(size_t{rank} + 1, 0);
-    if (line_of_rank[rank] != 0) {
-      return LineError(ranks_source, line_number,
-                       StrCat("rank ", rank, " is already given on line ", line_of_rank[rank]));
-    }
-    line_of_rank[rank] = static_cast<uint32_t>(line_number);
-    if (rank >= model.tokens.size()) model.tokens.resize(size_t{rank} + 1);
-    model.tokens[rank] = *std::move(bytes);
-  }
-  if (line_of_rank.empty()) return absl::InvalidArgumentError(StrCat(ranks_source, ": no ranks"));
-  for (TokenId rank = 0; rank < line_of_rank.size(); ++rank) {
-    if (line_of_rank[rank] != 0 || special_of_id.contains(rank)) continue;
-    // Blame the line of the next rank present: in a sorted file, the line after the gap.
-    TokenId next = rank + 1;
-    while (line_of_rank[next] == 0) ++next;
-    return LineError(ranks_source, line_of_rank[next],
-                     StrCat("rank ", next, " leaves a gap: no line has rank ", rank,
-                            " (ranks run 0, 1, 2, ... except where a special token sits)"));
-  }
-  // Duplicate tokens, reported at the later of the two lines.
-  absl::flat_hash_map<std::string_view, uint32_t, StringHash, StringEq> line_of_bytes;
-  line_of_bytes.reserve(model.tokens.size());
-  std::vector<TokenId> ranks_by_line;
-  for (TokenId rank = 0; rank < line_of_rank.size(); ++rank) {
-    if (line_of_rank[rank] != 0) ranks_by_line.push_back(rank);
-  }
-  std::sort(ranks_by_line.begin(), ranks_by_line.end(),
-            [&](TokenId a, TokenId b) { return line_of_rank[a] < line_of_rank[b]; });
-  for (TokenId rank : ranks_by_line) {
-    auto [seen, inserted] = line_of_bytes.emplace(model.tokens[rank], line_of_rank[rank]);
-    if (!inserted) {
-      return LineError(ranks_source, line_of_rank[rank],
-                       StrCat("token '", Escaped(model.tokens[rank]),
-                              "' is already given on line ", seen->second));
-    }
-  }
-  if (sidecar.has_n_ranks && sidecar.n_ranks != line_of_bytes.size()) {
+  std::vector<uint32_t> line_of_rank;
+  TM_RETURN_IF_ERROR(
+      ParseRankLines(ranks, ranks_source, sidecar, sidecar_source, special_of_id, model, line_of_rank));
+  TM_RETURN_IF_ERROR(CheckNoGap(ranks_source, line_of_rank, special_of_id));
+  TM_ASSIGN_OR_RETURN(size_t distinct, CheckNoDuplicate(ranks_source, model, line_of_rank));
+  if (sidecar.has_n_ranks && sidecar.n_ranks != distinct) {
     return FieldError(sidecar_source, "n_ranks",
-                      StrCat("is ", sidecar.n_ranks, " but ", ranks_source, " has ",
-                             line_of_bytes.size(), " ranks"));
+                      StrCat("is ", sidecar.n_ranks, " but ", ranks_source, " has ", distinct,
+                             " ranks"));
   }
-  for (int b = 0; b < 256; ++b) {
-    if (!line_of_bytes.contains(std::string(1, static_cast<char>(b)))) {
-      return absl::InvalidArgumentError(
-          StrCat(ranks_source, ": no rank for the single byte ", Escaped(std::string(1, static_cast<char>(b))),
-                 ", so not every text can be encoded"));
-    }
-  }
+  TM_RETURN_IF_ERROR(CheckEveryByte(ranks_source, model));
   for (const SpecialToken& s : sidecar.specials) {
     if (s.id >= model.tokens.size()) model.tokens.resize(size_t{s.id} + 1);
     model.tokens[s.id] = s.content;
@@ -205,40 +238,45 @@ absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view r
   return model;
 }
 
-absl::StatusOr<TiktokenText> ToTiktoken(const BpeModel& model, std::string_view name) {
+absl::StatusOr<TiktokenText> ToTiktoken(const Model& model, std::string_view name) {
+  if (model.type() != ModelType::kBpe || model.units().kind() != UnitKind::kByte) {
+    return absl::InvalidArgumentError(
+        StrCat("a .tiktoken file holds a byte-level BPE model, not a ", ModelTypeName(model.type()),
+               " model of ", UnitKindName(model.units().kind()), " units"));
+  }
+  std::span<const std::string> tokens = model.token_bytes();
+  std::span<const SpecialToken> specials = model.special_tokens();
   absl::flat_hash_map<TokenId, const SpecialToken*> special_of_id;
-  for (const SpecialToken& s : model.specials) special_of_id.emplace(s.id, &s);
+  for (const SpecialToken& s : specials) special_of_id.emplace(s.id, &s);
   TiktokenText text;
   size_t n_ranks = 0;
   TokenId last_regular = 0;
-  for (TokenId id = 0; id < model.tokens.size(); ++id) {
-    if (special_of_id.contains(id) || model.tokens[id].empty()) continue;
+  for (TokenId id = 0; id < tokens.size(); ++id) {
+    if (special_of_id.contains(id) || tokens[id].empty()) continue;
     ++n_ranks;
     last_regular = id;
   }
   for (TokenId id = 0; id <= last_regular && n_ranks > 0; ++id) {
     if (special_of_id.contains(id)) continue;
-    if (model.tokens[id].empty()) {
+    if (tokens[id].empty()) {
       return absl::InvalidArgumentError(StrCat(
           "id ", id, " is unused, but a .tiktoken file cannot leave a gap between ranks"));
     }
-    AppendBase64(model.tokens[id], text.ranks);
+    AppendBase64(tokens[id], text.ranks);
     StrAppend(&text.ranks, " ", id, "\n");
   }
-  std::string_view pattern = model.pretokenizer.preset == "custom"
-                                 ? std::string_view(model.pretokenizer.pattern)
-                                 : PresetPattern(model.pretokenizer.preset);
+  const std::string pattern = EffectivePattern(model.pre_tokenizer());
   text.sidecar = "{\n  \"name\": ";
   AppendJsonString(name, text.sidecar);
   text.sidecar += ",\n  \"pattern\": ";
   AppendJsonString(pattern, text.sidecar);
   text.sidecar += ",\n  \"special_tokens\": {";
-  for (size_t i = 0; i < model.specials.size(); ++i) {
+  for (size_t i = 0; i < specials.size(); ++i) {
     text.sidecar += i == 0 ? "\n    " : ",\n    ";
-    AppendJsonString(model.specials[i].content, text.sidecar);
-    StrAppend(&text.sidecar, ": ", model.specials[i].id);
+    AppendJsonString(specials[i].content, text.sidecar);
+    StrAppend(&text.sidecar, ": ", specials[i].id);
   }
-  text.sidecar += model.specials.empty() ? "}" : "\n  }";
+  text.sidecar += specials.empty() ? "}" : "\n  }";
   StrAppend(&text.sidecar, ",\n  \"n_ranks\": ", n_ranks, ",\n  \"explicit_n_vocab\": null\n}\n");
   return text;
 }
@@ -271,7 +309,7 @@ absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path) {
   return FromTiktoken(ranks, ranks_path, *sidecar, sidecar_path);
 }
 
-absl::Status SaveTiktoken(const BpeModel& model, const std::string& ranks_path) {
+absl::Status SaveTiktoken(const Model& model, const std::string& ranks_path) {
   std::string name = ranks_path.substr(ranks_path.find_last_of('/') + 1);
   if (std::string_view(name).ends_with(".tiktoken")) name.resize(name.size() - 9);
   TM_ASSIGN_OR_RETURN(TiktokenText text, ToTiktoken(model, name));

@@ -17,7 +17,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "model/bpe_model.h"
+#include "model/bpe/bpe_model.h"
 
 namespace tokenmill {
 
@@ -31,8 +31,8 @@ absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view r
                                       std::string_view sidecar, std::string_view sidecar_source);
 
 // Writes `model`; `name` goes into the sidecar. Fails when the model cannot be said in this
-// format: regular ids with a gap no special token fills.
-absl::StatusOr<TiktokenText> ToTiktoken(const BpeModel& model, std::string_view name);
+// format: not byte-level BPE, or regular ids with a gap no special token fills.
+absl::StatusOr<TiktokenText> ToTiktoken(const Model& model, std::string_view name);
 
 // `X.tiktoken` -> `X.json`; any other path -> path + ".json".
 std::string TiktokenSidecarPath(const std::string& ranks_path);
@@ -41,6 +41,6 @@ std::string TiktokenRanksPath(const std::string& sidecar_path);
 
 // File helpers. SaveTiktoken writes both files atomically (the ranks file, then the sidecar).
 absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path);
-absl::Status SaveTiktoken(const BpeModel& model, const std::string& ranks_path);
+absl::Status SaveTiktoken(const Model& model, const std::string& ranks_path);
 
 }  // namespace tokenmill

@@ -40,9 +40,9 @@
 #include "oneapi/tbb/parallel_invoke.h"
 #include "oneapi/tbb/parallel_pipeline.h"
 #include "oneapi/tbb/task_arena.h"
-#include "model/char_segments.h"
-#include "model/lookup_tables.h"
-#include "model/piece_bpe.h"
+#include "model/bpe/char_segments.h"
+#include "model/bpe/lookup_tables.h"
+#include "model/bpe/piece_bpe.h"
 #include "train/merge_queue.h"
 #include "train/merge_deltas.h"
 #include "train/pair_index.h"
@@ -660,12 +660,8 @@ absl::StatusOr<bool> Trainer::ReplayByEncoding(
   // BPE with the resumed merges as priorities (model/piece_bpe.h). Bytes outside the alphabet
   // occur in no word; they map to an id that no merge names. The word store is allocated
   // meanwhile.
-  std::vector<std::pair<uint64_t, PairMerge>> entries;
-  entries.reserve(merges.size());
-  for (uint32_t rank = 0; rank < merges.size(); ++rank) {
-    entries.push_back({PairTable::Key(merges[rank].left, merges[rank].right),
-                       PairMerge{rank, merges[rank].result}});
-  }
+  const std::vector<std::pair<uint64_t, PairMerge>> entries =
+      MergeEntries(merges, MergePriority::kMergeIndex);
   TokenId byte_token[256];
   std::fill(std::begin(byte_token), std::end(byte_token), PairTable::kNone - 1);
   for (size_t k = 0; k < alphabet_size_; ++k) {

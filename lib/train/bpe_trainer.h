@@ -34,7 +34,7 @@
 
 #include "absl/status/statusor.h"
 #include "count/word_counts.h"
-#include "model/bpe_model.h"
+#include "model/bpe/bpe_model.h"
 #include "train/trainer_options.h"
 
 namespace tokenmill {

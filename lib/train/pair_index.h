@@ -28,18 +28,13 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "model/bpe_model.h"
+#include "model/bpe/bpe_model.h"
+#include "model/bpe/pair_key.h"
 #include "train/huge_array.h"
 #include "train/word_store.h"
 
 namespace tokenmill {
 
-using PairKey = uint64_t;
-inline PairKey MakePairKey(TokenId left, TokenId right) {
-  return (static_cast<uint64_t>(left) << 32) | right;
-}
-inline TokenId PairLeft(PairKey key) { return static_cast<TokenId>(key >> 32); }
-inline TokenId PairRight(PairKey key) { return static_cast<TokenId>(key); }
 
 // Pairs grouped by left token, as a resumed run counts them: groups[l] holds the pairs
 // (l, right), in increasing right, each with its count (non-zero) and the offset of its words

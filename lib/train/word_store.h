@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "model/bpe_model.h"
+#include "model/bpe/bpe_model.h"
 #include "train/huge_array.h"
 
 namespace tokenmill {

@@ -6,20 +6,21 @@
 #include <string_view>
 
 #include "fuzz_util.h"
+#include "model/bpe/bpe_hf_json.h"
 #include "model/hf_json.h"
 #include "model_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tokenmill;
   std::string_view json(reinterpret_cast<const char*>(data), size);
-  absl::StatusOr<BpeModel> model = FromHfJson(json, "fuzz.json");
+  absl::StatusOr<BpeModel> model = BpeModelFromHfJson(json, "fuzz.json");
   if (!model.ok()) {
     if (model.status().message().find("fuzz.json") == std::string_view::npos) {
       fuzz::Fail("the error does not name the input:", model.status().message());
     }
     return 0;
   }
-  absl::StatusOr<BpeModel> again = FromHfJson(ToHfJson(*model), "written.json");
+  absl::StatusOr<BpeModel> again = BpeModelFromHfJson(ToHfJson(*model), "written.json");
   if (!again.ok()) fuzz::Fail("ToHfJson output does not load:", again.status().message());
   if (!(*again == *model)) fuzz::Fail("ToHfJson/FromHfJson round trip changed the model");
   fuzz::CheckLoadedModel(*model, "Hello wörld 123 <|endoftext|>  \n\xff");

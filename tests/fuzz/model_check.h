@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "fuzz_util.h"
-#include "model/bpe_model.h"
+#include "model/bpe/bpe_model.h"
 #include "model/encoder.h"
 
 namespace tokenmill::fuzz {

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "model/bpe_model.h"
-#include "model/byte_hash.h"
-#include "model/id_writer.h"
+#include "model/bpe/bpe_model.h"
+#include "model/bpe/byte_hash.h"
+#include "model/bpe/id_writer.h"
 
 namespace tokenmill {
 

@@ -1,4 +1,4 @@
-#include "model/piece_cache.h"
+#include "model/bpe/piece_cache.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,4 +1,4 @@
-#include "model/piece_bpe.h"
+#include "model/bpe/piece_bpe.h"
 
 #include <algorithm>
 #include <cstring>

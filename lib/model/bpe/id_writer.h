@@ -17,7 +17,7 @@
 #include <cstring>
 #include <vector>
 
-#include "model/bpe_model.h"
+#include "model/bpe/bpe_model.h"
 
 namespace tokenmill {
 

@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "model/bpe_model.h"
+#include "model/bpe/bpe_model.h"
 
 namespace tokenmill {
 

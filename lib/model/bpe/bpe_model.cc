@@ -1,26 +1,26 @@
-#include "common/strings.h"
-#include "model/bpe_model.h"
+#include "model/bpe/bpe_model.h"
 
 #include "absl/strings/str_format.h"
+#include "common/status_macros.h"
+#include "common/strings.h"
+#include "model/bpe/bpe_encoder.h"
 
 namespace tokenmill {
 
-size_t BpeModel::VocabSize() const {
-  size_t n = 0;
-  for (const std::string& t : tokens) n += !t.empty();
-  return n;
+bool BpeModel::operator==(const BpeModel& other) const {
+  return tokens == other.tokens && merges == other.merges && specials == other.specials &&
+         pretokenizer == other.pretokenizer && unit_kind == other.unit_kind &&
+         ignore_merges == other.ignore_merges && priority == other.priority;
 }
 
-StringMap<TokenId> BpeModel::TokenIndex() const {
-  StringMap<TokenId> index;
-  index.reserve(tokens.size());
-  absl::flat_hash_map<TokenId, bool> special_ids;
-  for (const SpecialToken& s : specials) special_ids[s.id] = true;
-  for (TokenId id = 0; id < tokens.size(); ++id) {
-    if (tokens[id].empty() || special_ids.contains(id)) continue;
-    index.emplace(tokens[id], id);
-  }
-  return index;
+absl::StatusOr<std::unique_ptr<PieceEncoder>> BpeModel::MakePieceEncoder(
+    const EncoderOptions& options) const {
+  TM_ASSIGN_OR_RETURN(std::unique_ptr<BpeEncoder> encoder, BpeEncoder::Create(*this, options));
+  return std::unique_ptr<PieceEncoder>(std::move(encoder));
+}
+
+const BpeModel* AsBpe(const Model& model) {
+  return model.type() == ModelType::kBpe ? static_cast<const BpeModel*>(&model) : nullptr;
 }
 
 absl::Status BpeModel::Validate() const {
@@ -63,6 +63,14 @@ absl::Status BpeModel::Validate() const {
     }
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<BpeModel> TakeBpe(std::unique_ptr<Model> model, std::string_view source) {
+  if (model->type() != ModelType::kBpe) {
+    return absl::InvalidArgumentError(StrCat(source, ": a ", ModelTypeName(model->type()),
+                                             " model, where a BPE model is needed"));
+  }
+  return std::move(static_cast<BpeModel&>(*model));
 }
 
 BpeModel ByteBaseModel() {

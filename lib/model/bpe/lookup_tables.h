@@ -6,12 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "model/bpe_model.h"
-#include "model/byte_hash.h"
+#include "model/bpe/bpe_model.h"
+#include "model/bpe/byte_hash.h"
+#include "model/bpe/pair_key.h"
 
 namespace tokenmill {
 
@@ -20,6 +22,11 @@ struct PairMerge {
   TokenId result;
 };
 
+// The (MakePairKey(left, right), merge) entries of `merges` in rank order, each merge's
+// priority by `priority` (BpeModel::priority), for PairTable::Build.
+std::vector<std::pair<uint64_t, PairMerge>> MergeEntries(std::span<const Merge> merges,
+                                                         MergePriority priority);
+
 class PairTable {
  public:
   static constexpr uint32_t kNone = UINT32_MAX;
@@ -27,11 +34,9 @@ class PairTable {
   // Keeps the first entry given for a pair.
   void Build(const std::vector<std::pair<uint64_t, PairMerge>>& entries);
 
-  static uint64_t Key(TokenId left, TokenId right) { return uint64_t{left} << 32 | right; }
-
   // The merge of (left, right), or {kNone, 0}.
   PairMerge Find(TokenId left, TokenId right) const {
-    uint64_t key = Key(left, right);
+    uint64_t key = MakePairKey(left, right);
     size_t slot = Slot(key);
     while (true) {
       const Entry& e = entries_[slot];

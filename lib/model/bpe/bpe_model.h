@@ -1,4 +1,5 @@
-// BpeModel: a byte-level BPE tokenizer as data, independent of any file format.
+// BpeModel: a BPE tokenizer as data, independent of any file format; the first Model
+// (model.h).
 //
 // Contract:
 //  - `tokens[id]` is the byte string of token `id`. Ids may have gaps (e.g. OpenAI's
@@ -8,6 +9,7 @@
 //    of the token their concatenation forms. Several merges may form the same token.
 //  - `specials` lists the special tokens (literal strings never split or merged) with their ids.
 //  - `pretokenizer` names the pre-tokenizer the model was trained with; encoders must use it.
+//  - `units` says what the tokens are made of (byte-level: every text is bytes).
 //  - `priority` says how BPE picks the next pair to merge: by merge index (Hugging Face) or by
 //    the rank (id) of the token the pair forms (tiktoken). Both merge the lowest-priority
 //    adjacent pair first, the leftmost among equals.
@@ -18,26 +20,18 @@
 #include <string_view>
 #include <vector>
 
-#include "common/strings.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "model/model.h"
+#include "model/units.h"
 #include "pretokenize/pretokenizer_config.h"
 
 namespace tokenmill {
-
-using TokenId = uint32_t;
 
 struct Merge {
   TokenId left = 0;
   TokenId right = 0;
   TokenId result = 0;
   bool operator==(const Merge&) const = default;
-};
-
-struct SpecialToken {
-  std::string content;
-  TokenId id = 0;
-  bool operator==(const SpecialToken&) const = default;
 };
 
 // How an encoder ranks the adjacent pairs of a piece (see BpeModel::priority).
@@ -47,29 +41,38 @@ enum class MergePriority {
                 // `merges` then lists every split of each token into two tokens
 };
 
-struct BpeModel {
+struct BpeModel final : Model {
   std::vector<std::string> tokens;
   std::vector<Merge> merges;
   std::vector<SpecialToken> specials;
   PreTokenizerConfig pretokenizer;
+  UnitKind unit_kind = UnitKind::kByte;
   // When true, a pre-tokenized piece that is itself a token encodes as that one token before
   // any merge is tried (tiktoken's rule; Hugging Face's `ignore_merges`). When false, every
   // piece goes through the merges (Hugging Face's default).
   bool ignore_merges = false;
   MergePriority priority = MergePriority::kMergeIndex;
 
-  bool operator==(const BpeModel&) const = default;
+  bool operator==(const BpeModel& other) const;
 
-  // Number of ids in use (non-gap entries of `tokens`).
-  size_t VocabSize() const;
-
+  // Model.
+  ModelType type() const override { return ModelType::kBpe; }
+  std::span<const std::string> token_bytes() const override { return tokens; }
+  std::span<const SpecialToken> special_tokens() const override { return specials; }
+  const PreTokenizerConfig& pre_tokenizer() const override { return pretokenizer; }
+  const Units& units() const override { return UnitsOf(unit_kind); }
   // Checks the contract above: merge ids in range, each merge's result is the concatenation of
   // its parts, specials at their ids, no duplicate non-special token strings.
-  absl::Status Validate() const;
-
-  // Map from a token's bytes to its id (non-special tokens only).
-  StringMap<TokenId> TokenIndex() const;
+  absl::Status Validate() const override;
+  absl::StatusOr<std::unique_ptr<PieceEncoder>> MakePieceEncoder(
+      const EncoderOptions& options) const override;
+  std::unique_ptr<Model> Clone() const override { return std::make_unique<BpeModel>(*this); }
 };
+
+// The model as a BpeModel, or null when it is another type.
+const BpeModel* AsBpe(const Model& model);
+// The BpeModel `model` holds; an error naming `source` and the type when it holds another.
+absl::StatusOr<BpeModel> TakeBpe(std::unique_ptr<Model> model, std::string_view source);
 
 // The 256 single-byte tokens with ids 0..255 in byte order, no merges, no specials.
 BpeModel ByteBaseModel();

@@ -14,24 +14,16 @@
 #include <string_view>
 #include <vector>
 
-#include "model/bpe_model.h"
-#include "model/lookup_tables.h"
+#include "model/bpe/bpe_model.h"
+#include "model/bpe/lookup_tables.h"
+#include "model/piece_encoder.h"
 
 namespace tokenmill {
-
-// One merge applied while encoding a piece.
-struct MergeStep {
-  size_t part;        // index of the left part among the parts just before this merge
-  TokenId left;
-  TokenId right;
-  TokenId result;
-  uint32_t priority;  // merge index (Hugging Face) or token rank (tiktoken)
-};
 
 class PieceBpe {
  public:
   // Pieces up to this many bytes use the scan; longer ones the heap.
-  static constexpr size_t kDefaultLongPiece = 96;
+  static constexpr size_t kDefaultLongPiece = EncoderOptions{}.long_piece;
 
   // `byte_token[b]` is the id of the token for the single byte b. `byte_pairs`, if given (see
   // BytePairMerges), answers the first lookups of every piece scanned from its bytes without

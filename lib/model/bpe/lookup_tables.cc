@@ -1,9 +1,9 @@
-#include "model/lookup_tables.h"
+#include "model/bpe/lookup_tables.h"
 
 #include <bit>
 #include <cstring>
 
-#include "model/byte_hash.h"
+#include "model/bpe/byte_hash.h"
 
 namespace tokenmill {
 namespace {
@@ -13,6 +13,18 @@ namespace {
 size_t TableSize(size_t count) { return std::bit_ceil(std::max<size_t>(16, count + count / 4)); }
 
 }  // namespace
+
+std::vector<std::pair<uint64_t, PairMerge>> MergeEntries(std::span<const Merge> merges,
+                                                         MergePriority priority) {
+  std::vector<std::pair<uint64_t, PairMerge>> entries;
+  entries.reserve(merges.size());
+  for (uint32_t rank = 0; rank < merges.size(); ++rank) {
+    const Merge& m = merges[rank];
+    const uint32_t p = priority == MergePriority::kTokenRank ? m.result : rank;
+    entries.push_back({MakePairKey(m.left, m.right), PairMerge{p, m.result}});
+  }
+  return entries;
+}
 
 void PairTable::Build(const std::vector<std::pair<uint64_t, PairMerge>>& entries) {
   size_t size = TableSize(entries.size());

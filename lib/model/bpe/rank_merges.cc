@@ -1,6 +1,6 @@
-#include "model/rank_merges.h"
+#include "model/bpe/rank_merges.h"
 
-#include "model/lookup_tables.h"
+#include "model/bpe/lookup_tables.h"
 
 namespace tokenmill {
 

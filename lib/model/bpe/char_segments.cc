@@ -1,4 +1,4 @@
-#include "model/char_segments.h"
+#include "model/bpe/char_segments.h"
 
 namespace tokenmill {
 namespace {

@@ -26,8 +26,8 @@
 #include <string_view>
 #include <vector>
 
-#include "model/bpe_model.h"
-#include "model/piece_bpe.h"
+#include "model/bpe/bpe_model.h"
+#include "model/bpe/piece_bpe.h"
 
 namespace tokenmill {
 

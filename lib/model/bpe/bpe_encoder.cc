@@ -1,0 +1,154 @@
+#include "model/bpe/bpe_encoder.h"
+
+#include "common/status_macros.h"
+#include "model/bpe/byte_hash.h"
+
+namespace tokenmill {
+namespace {
+
+// Whether p holds `chars` 3-byte sequences and nothing else.
+bool AllThreeByte(const unsigned char* p, size_t chars) {
+  for (size_t k = 0; k < chars; ++k, p += 3) {
+    if (!CharSegments::IsThreeByte(p, p + 3)) return false;
+  }
+  return true;
+}
+
+std::vector<bool> SpecialIds(const BpeModel& model) {
+  std::vector<bool> is_special(model.tokens.size(), false);
+  for (const SpecialToken& s : model.specials) is_special[s.id] = true;
+  return is_special;
+}
+
+}  // namespace
+
+BpeEncoder::BpeEncoder(const BpeModel& model, const EncoderOptions& options)
+    : model_(model),
+      options_(options),
+      bpe_(&pair_table_, byte_token_, options.long_piece),
+      caches_([capacity = options.cache_entries] { return PieceCache(capacity); }) {
+  token_table_.Build(model_.tokens, SpecialIds(model_));
+  pair_table_.Build(MergeEntries(model_.merges, model_.priority));  // the first merge of a pair wins
+  for (int b = 0; b < 256; ++b) {
+    byte_token_[b] = token_table_.Find(std::string_view(reinterpret_cast<const char*>(&b), 1));
+  }
+  if (options_.split_pieces) segments_.Build(model_.tokens, bpe_);
+}
+
+absl::StatusOr<std::unique_ptr<BpeEncoder>> BpeEncoder::Create(const BpeModel& model,
+                                                               const EncoderOptions& options) {
+  if (model.priority == MergePriority::kTokenRank) {
+    for (const Merge& m : model.merges) {
+      if (m.result == PairTable::kNone) {
+        return absl::InvalidArgumentError("token id too large for a tiktoken rank");
+      }
+    }
+  }
+  TM_RETURN_IF_ERROR(model.units().CheckCoverage(model.tokens, SpecialIds(model)));
+  return std::unique_ptr<BpeEncoder>(new BpeEncoder(model, options));
+}
+
+PieceCache* BpeEncoder::LocalCache() const {
+  return options_.cache_entries == 0 ? nullptr : &caches_.local();
+}
+
+void BpeEncoder::EncodePiece(std::string_view piece, std::vector<TokenId>& out) const {
+  IdWriter writer(out, piece.size());
+  EncodePieceCached(piece, LocalCache(), writer);
+}
+
+void BpeEncoder::EncodeText(std::string_view text, const PreTokenizer& pretokenizer,
+                            std::vector<TokenId>& out) const {
+  PieceCache* cache = LocalCache();
+  IdWriter writer(out, text.size());  // a token covers at least one byte
+  pretokenizer.Split(text, [&](std::string_view piece) { EncodePieceCached(piece, cache, writer); });
+}
+
+void BpeEncoder::EncodePieceCached(std::string_view piece, PieceCache* cache, IdWriter& out) const {
+  if (piece.size() <= 1) {
+    if (piece.empty()) return;  // the PreTokenizer contract rules these out; be safe anyway
+    out.Push(byte_token_[static_cast<unsigned char>(piece[0])]);
+    return;
+  }
+  if (cache != nullptr && piece.size() <= PieceCache::kMaxHotPiece) {
+    uint64_t key = PackKey(piece.data(), piece.size()).w0;
+    if (cache->LookupHot(key, piece.size(), out)) return;
+    size_t start = out.size();
+    EncodePieceFully(piece, cache, out);
+    cache->InsertHot(key, piece.size(), out.data() + start, out.size() - start);
+    return;
+  }
+  EncodePieceFully(piece, cache, out);
+}
+
+void BpeEncoder::EncodePieceFully(std::string_view piece, PieceCache* cache, IdWriter& out) const {
+  // A single 3-byte character: its own BPE is in a table (unless it is a whole token).
+  const auto* bytes = reinterpret_cast<const unsigned char*>(piece.data());
+  if (options_.split_pieces && piece.size() == 3 && segments_.built() &&
+      CharSegments::IsThreeByte(bytes, bytes + 3)) {
+    TokenId id = model_.ignore_merges ? token_table_.Find(piece) : TokenTable::kMissing;
+    if (id != TokenTable::kMissing) {
+      out.Push(id);
+    } else {
+      out.Advance(segments_.WriteChar(bytes, out.Room(3)));
+    }
+    return;
+  }
+  // A piece ending in a non-ASCII byte may hold 3-byte characters to split between; one that
+  // splits is no whole token. Single characters' ids go straight to the output.
+  if (options_.split_pieces && piece.size() >= 6 && bytes[piece.size() - 1] >= 0x80) {
+    if (piece.size() % 3 == 0 && AllThreeByte(bytes, piece.size() / 3)) {
+      const bool split = segments_.SplitChars(
+          bytes, piece.size() / 3,
+          [&](uint32_t index) { out.Advance(segments_.WriteCharAt(index, out.Room(3))); },
+          [&](std::string_view segment) { EncodeByBpe(segment, cache, out); });
+      if (split) return;
+    } else {
+      const bool split = segments_.Split(piece, [&](std::string_view segment) {
+        if (segment.size() == 3) {
+          out.Advance(segments_.WriteChar(reinterpret_cast<const unsigned char*>(segment.data()),
+                                          out.Room(3)));
+        } else {
+          EncodeByBpe(segment, cache, out);
+        }
+      });
+      if (split) return;
+    }
+  }
+  if (model_.ignore_merges) {
+    TokenId id = token_table_.Find(piece);
+    if (id != TokenTable::kMissing) {
+      out.Push(id);
+      return;
+    }
+  }
+  EncodeByBpe(piece, cache, out);
+}
+
+void BpeEncoder::EncodeByBpe(std::string_view piece, PieceCache* cache, IdWriter& out) const {
+  uint64_t hash = 0;
+  const bool cached = piece.size() <= options_.max_cached_piece && cache != nullptr;
+  if (cached) {
+    hash = HashPiece(piece);
+    if (cache->Lookup(piece, hash, out)) return;
+  }
+  std::vector<TokenId>& ids = out.scratch();
+  bpe_.Encode(piece, ids);
+  out.Append(ids.data(), ids.size());
+  if (cached) cache->Insert(piece, hash, ids.data(), ids.size());
+}
+
+void BpeEncoder::ExplainPiece(ExplainedPiece& p) const {
+  for (unsigned char c : p.text) p.initial.push_back(byte_token_[c]);
+  if (model_.ignore_merges && p.text.size() > 1) {
+    TokenId id = token_table_.Find(p.text);
+    if (id != TokenTable::kMissing) {
+      p.whole_token = true;
+      p.ids.push_back(id);
+      return;
+    }
+  }
+  p.merges = bpe_.Trace(p.text, p.ids);
+}
+
+}  // namespace tokenmill

@@ -1,0 +1,66 @@
+// BpeEncoder: the piece encoder of a BpeModel (piece_encoder.h): BPE on each pre-tokenized
+// piece (PieceBpe: repeatedly merge the adjacent pair of lowest priority, leftmost first among
+// equals, until none applies). With the model's `ignore_merges`, a piece that is a whole token
+// becomes that token directly.
+//
+// Speed: pieces of up to 8 bytes first look in a small per-thread table of their final ids;
+// pieces of 3-byte characters (Chinese...) are split where no token can straddle
+// (CharSegments), single characters costing a table lookup; whole-token pieces cost one hash
+// lookup; other pieces and segments go through a per-thread cache of recently seen pieces, then
+// BPE (scan for short pieces, heap for long ones: no quadratic blow-up). Thread-safe (each
+// thread gets its own piece cache).
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include <tbb/enumerable_thread_specific.h>
+
+#include "absl/status/statusor.h"
+#include "model/bpe/bpe_model.h"
+#include "model/bpe/char_segments.h"
+#include "model/bpe/id_writer.h"
+#include "model/bpe/lookup_tables.h"
+#include "model/bpe/piece_bpe.h"
+#include "model/bpe/piece_cache.h"
+#include "model/piece_encoder.h"
+
+namespace tokenmill {
+
+class BpeEncoder : public PieceEncoder {
+ public:
+  // `model` must outlive the encoder. Fails when its ids do not fit tiktoken ranks
+  // (kTokenRank) or when it cannot encode every text (units.h: CheckCoverage).
+  static absl::StatusOr<std::unique_ptr<BpeEncoder>> Create(const BpeModel& model,
+                                                            const EncoderOptions& options);
+
+  void EncodeText(std::string_view text, const PreTokenizer& pretokenizer,
+                  std::vector<TokenId>& out) const override;
+  void EncodePiece(std::string_view piece, std::vector<TokenId>& out) const override;
+  void ExplainPiece(ExplainedPiece& out) const override;
+
+  const CharSegments& char_segments() const { return segments_; }
+
+ private:
+  BpeEncoder(const BpeModel& model, const EncoderOptions& options);
+
+  // EncodePiece with this thread's cache (nullptr: no cache).
+  void EncodePieceCached(std::string_view piece, PieceCache* cache, IdWriter& out) const;
+  // EncodePieceCached without the cache of short pieces' final ids.
+  void EncodePieceFully(std::string_view piece, PieceCache* cache, IdWriter& out) const;
+  // BPE of a piece or of a segment of one, through the cache (no whole-token shortcut).
+  void EncodeByBpe(std::string_view piece, PieceCache* cache, IdWriter& out) const;
+  PieceCache* LocalCache() const;
+
+  const BpeModel& model_;
+  EncoderOptions options_;
+  TokenTable token_table_;
+  PairTable pair_table_;
+  TokenId byte_token_[256];
+  PieceBpe bpe_;
+  CharSegments segments_;
+  mutable tbb::enumerable_thread_specific<PieceCache> caches_;
+};
+
+}  // namespace tokenmill

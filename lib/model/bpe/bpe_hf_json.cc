@@ -1,0 +1,197 @@
+#include "model/bpe/bpe_hf_json.h"
+
+#include <algorithm>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include "common/status_macros.h"
+#include "common/strings.h"
+#include "model/hf_json_fields.h"
+#include "model/json_writer.h"
+
+namespace tokenmill {
+namespace {
+
+constexpr size_t kChunk = 4096;
+
+// Each token's JSON string: the special's content, else its bytes as the units write them.
+std::vector<std::string> TokenJson(const BpeModel& model) {
+  const Units& units = model.units();
+  std::vector<std::string> json(model.tokens.size());
+  absl::flat_hash_map<TokenId, const SpecialToken*> special_of_id;
+  for (const SpecialToken& s : model.specials) special_of_id[s.id] = &s;
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, model.tokens.size(), kChunk),
+                    [&](const tbb::blocked_range<size_t>& range) {
+    for (size_t id = range.begin(); id < range.end(); ++id) {
+      auto special = special_of_id.find(static_cast<TokenId>(id));
+      if (special != special_of_id.end()) {
+        AppendJsonString(special->second->content, json[id]);
+      } else if (!model.tokens[id].empty()) {
+        AppendJsonString(units.TokenToText(model.tokens[id]), json[id]);
+      }
+    }
+  });
+  return json;
+}
+
+}  // namespace
+
+void AppendBpeModelJson(const BpeModel& model, std::vector<std::string>& pieces) {
+  std::string& head = pieces.back();
+  head += "    \"dropout\": null,\n    \"unk_token\": null,\n"
+          "    \"continuing_subword_prefix\": null,\n    \"end_of_word_suffix\": null,\n"
+          "    \"fuse_unk\": false,\n";
+  StrAppend(&head, "    \"byte_fallback\": ", model.units().byte_fallback() ? "true" : "false",
+            ",\n");
+  StrAppend(&head, "    \"ignore_merges\": ", model.ignore_merges ? "true" : "false", ",\n");
+  head += "    \"vocab\": {";
+
+  const size_t tokens = model.tokens.size(), merges = model.merges.size();
+  const std::vector<std::string> json = TokenJson(model);
+  // The first token listed (ids may have gaps: its entry has no comma before it).
+  size_t first = 0;
+  while (first < tokens && model.tokens[first].empty()) ++first;
+  const size_t vocab_chunks = (tokens + kChunk - 1) / kChunk;
+  const size_t merge_chunks = (merges + kChunk - 1) / kChunk;
+  if (vocab_chunks == 0) head += "\n    },\n    \"merges\": [";
+  const size_t at = pieces.size();
+  pieces.resize(at + vocab_chunks + merge_chunks);
+  tbb::parallel_for(size_t{0}, vocab_chunks + merge_chunks, [&](size_t c) {
+    std::string& out = pieces[at + c];
+    if (c < vocab_chunks) {
+      const size_t end = std::min(tokens, (c + 1) * kChunk);
+      for (size_t id = c * kChunk; id < end; ++id) {
+        if (model.tokens[id].empty()) continue;
+        out += id == first ? "\n      " : ",\n      ";
+        out += json[id];
+        StrAppend(&out, ": ", id);
+      }
+      if (c + 1 == vocab_chunks) out += "\n    },\n    \"merges\": [";
+      return;
+    }
+    c -= vocab_chunks;
+    const size_t end = std::min(merges, (c + 1) * kChunk);
+    for (size_t i = c * kChunk; i < end; ++i) {
+      const Merge& m = model.merges[i];
+      out += i == 0 ? "\n      [" : ",\n      [";
+      out += json[m.left];
+      out += ", ";
+      out += json[m.right];
+      out += "]";
+    }
+  });
+  pieces.push_back("\n    ]\n  }\n}\n");
+}
+
+namespace {
+
+absl::Status ParseVocab(simdjson::dom::element model_json,
+                        const absl::flat_hash_map<TokenId, std::string>& added,
+                        std::string_view source, BpeModel& model) {
+  simdjson::dom::object vocab;
+  if (model_json["vocab"].get(vocab)) {
+    return HfJsonFieldError(source, "model.vocab", "is missing or not an object");
+  }
+  // Ids may leave gaps, but not so large that a tiny file makes us allocate gigabytes.
+  size_t entries = added.size();
+  for ([[maybe_unused]] auto field : vocab) ++entries;
+  const uint64_t id_limit = 2 * uint64_t{entries} + 1024;
+  auto far = [&](uint64_t id) {
+    return StrCat("has id ", id, ", far beyond the ", entries, " tokens the file defines");
+  };
+  for (auto [key, value] : vocab) {
+    const std::string field = StrCat("model.vocab[\"", key, "\"]");
+    uint64_t id;
+    if (value.get(id) || id > UINT32_MAX) return HfJsonFieldError(source, field, "is not a token id");
+    if (id >= id_limit) return HfJsonFieldError(source, field, far(id));
+    if (id >= model.tokens.size()) model.tokens.resize(id + 1);
+    if (!model.tokens[id].empty()) return HfJsonFieldError(source, field, StrCat("reuses id ", id));
+    if (auto it = added.find(static_cast<TokenId>(id)); it != added.end()) {
+      model.tokens[id] = it->second;
+      continue;
+    }
+    absl::StatusOr<std::string> bytes = model.units().TextToToken(key);
+    if (!bytes.ok() || bytes->empty()) {
+      return HfJsonFieldError(source, field, "is not a byte-level token string");
+    }
+    model.tokens[id] = *std::move(bytes);
+  }
+  for (const auto& [id, content] : added) {
+    if (id >= id_limit) return HfJsonFieldError(source, "added_tokens[].id", far(id));
+    if (id >= model.tokens.size()) model.tokens.resize(id + 1);
+    model.tokens[id] = content;
+  }
+  return absl::OkStatus();
+}
+
+// One entry of "merges": "left right" or [left, right], as the units' text.
+absl::Status ParseMergeText(simdjson::dom::element merge, std::string_view source,
+                            std::string_view field, std::string_view& left,
+                            std::string_view& right) {
+  if (merge.is_string()) {
+    std::string_view text = merge.get_string().value_unsafe();
+    size_t space = text.find(' ');
+    if (space == std::string_view::npos) return HfJsonFieldError(source, field, "is not \"left right\"");
+    left = text.substr(0, space);
+    right = text.substr(space + 1);
+    return absl::OkStatus();
+  }
+  simdjson::dom::array pair;
+  if (merge.get(pair) || pair.size() != 2 || pair.at(0).get(left) || pair.at(1).get(right)) {
+    return HfJsonFieldError(source, field, "is neither \"left right\" nor [left, right]");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseMerges(simdjson::dom::element model_json, std::string_view source,
+                         BpeModel& model) {
+  StringMap<TokenId> index = model.TokenIndex();
+  simdjson::dom::array merges;
+  if (model_json["merges"].get(merges)) {
+    return HfJsonFieldError(source, "model.merges", "is missing or not an array");
+  }
+  size_t rank = 0;
+  for (simdjson::dom::element merge : merges) {
+    const std::string field = StrCat("model.merges[", rank, "]");
+    std::string_view left, right;
+    TM_RETURN_IF_ERROR(ParseMergeText(merge, source, field, left, right));
+    absl::StatusOr<std::string> left_bytes = model.units().TextToToken(left);
+    absl::StatusOr<std::string> right_bytes = model.units().TextToToken(right);
+    if (!left_bytes.ok() || !right_bytes.ok()) {
+      return HfJsonFieldError(source, field, "is not byte-level text");
+    }
+    auto l = index.find(*left_bytes), r = index.find(*right_bytes);
+    auto result = index.find(*left_bytes + *right_bytes);
+    if (l == index.end() || r == index.end()) {
+      return HfJsonFieldError(source, field, StrCat("refers to a token not in the vocab ('", left,
+                                                     "' or '", right, "')"));
+    }
+    if (result == index.end()) {
+      return HfJsonFieldError(source, field,
+                              StrCat("forms '", left, right, "', which is not in the vocab"));
+    }
+    model.merges.push_back({l->second, r->second, result->second});
+    ++rank;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ParseBpeModelJson(simdjson::dom::element model_json,
+                               const absl::flat_hash_map<TokenId, std::string>& added,
+                               std::string_view source, BpeModel& model) {
+  if (simdjson::dom::element e; !model_json["ignore_merges"].get(e) && !e.is_null()) {
+    if (e.get(model.ignore_merges)) {
+      return HfJsonFieldError(source, "model.ignore_merges", "is not a boolean");
+    }
+  }
+  TM_RETURN_IF_ERROR(ParseVocab(model_json, added, source, model));
+  TM_RETURN_IF_ERROR(ParseMerges(model_json, source, model));
+  absl::Status valid = model.Validate();
+  if (!valid.ok()) return absl::InvalidArgumentError(StrCat(source, ": ", valid.message()));
+  return absl::OkStatus();
+}
+
+}  // namespace tokenmill

@@ -1,0 +1,66 @@
+// Model: the interface every tokenizer model implements (BPE now; WordPiece and Unigram to
+// come), so that the encoder pipeline, the file writers and the tools need no algorithm's
+// internals: its vocabulary (an id to its bytes), its special tokens, how text is split before
+// it (the pre-tokenizer) and what its tokens are made of (its units), and the piece encoder
+// that turns pre-tokenized pieces into ids.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/strings.h"
+#include "model/units.h"
+#include "pretokenize/pretokenizer_config.h"
+
+namespace tokenmill {
+
+using TokenId = uint32_t;
+
+struct SpecialToken {
+  std::string content;
+  TokenId id = 0;
+  bool operator==(const SpecialToken&) const = default;
+};
+
+// The kinds of model, numbered for checkpoints: a number is never reused.
+enum class ModelType : uint8_t {
+  kBpe = 1,
+};
+// As tokenizer.json's "model.type" spells it ("BPE").
+std::string_view ModelTypeName(ModelType type);
+
+class PieceEncoder;
+struct EncoderOptions;
+
+class Model {
+ public:
+  virtual ~Model() = default;
+
+  virtual ModelType type() const = 0;
+  // The bytes of every id, special tokens included; "" marks an id no token has (a gap).
+  virtual std::span<const std::string> token_bytes() const = 0;
+  // The special tokens (literal strings never split or merged) with their ids.
+  virtual std::span<const SpecialToken> special_tokens() const = 0;
+  // How text is split into pieces before the model sees it.
+  virtual const PreTokenizerConfig& pre_tokenizer() const = 0;
+  // What the model's tokens are made of (bytes, ...): see units.h.
+  virtual const Units& units() const = 0;
+  // Checks the model's own contract (ids in range, no two tokens with the same bytes, ...).
+  virtual absl::Status Validate() const = 0;
+  // What encodes this model's pieces; reads the model, which must outlive it.
+  virtual absl::StatusOr<std::unique_ptr<PieceEncoder>> MakePieceEncoder(
+      const EncoderOptions& options) const = 0;
+  virtual std::unique_ptr<Model> Clone() const = 0;
+
+  // Ids in use (non-gap entries of token_bytes()).
+  size_t VocabSize() const;
+  // A token's bytes to its id, for regular (non-special) tokens.
+  StringMap<TokenId> TokenIndex() const;
+};
+
+}  // namespace tokenmill

@@ -1,0 +1,66 @@
+// PieceEncoder: the model-specific stage of the encoder pipeline (encoder.h), which turns
+// ordinary text (no special tokens) into ids piece by piece as the pre-tokenizer splits it.
+// Each model type has its own (Model::MakePieceEncoder); BPE's is bpe/bpe_encoder.h.
+//
+// The pipeline hands a piece encoder whole stretches of text with the pre-tokenizer rather
+// than one piece at a time, so that the per-piece work (tens of millions of pieces a second)
+// stays inside one model's code, free of a virtual call per piece.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "model/model.h"
+#include "pretokenize/pretokenizer.h"
+
+namespace tokenmill {
+
+// Tuning of the piece encoders; none changes the ids.
+struct EncoderOptions {
+  // Pieces each thread's cache holds before it is emptied; 0 turns the cache off. (linux_docs
+  // has 136k distinct pieces that are not whole cl100k tokens; 2^18 entries take ~15 MB.)
+  size_t cache_entries = 1 << 18;
+  // Longer pieces are not cached (they are rare and would crowd the cache).
+  size_t max_cached_piece = 256;
+  // BPE: pieces longer than this use the heap algorithm instead of the scan.
+  size_t long_piece = 96;
+  // BPE: split pieces of 3-byte characters where no token can straddle (CharSegments: exact,
+  // and a table lookup per Chinese character); false only to compare against the plain path.
+  bool split_pieces = true;
+};
+
+// One step of encoding a piece that joined two parts into one (a BPE merge).
+struct MergeStep {
+  size_t part;        // index of the left part among the parts just before this step
+  TokenId left;
+  TokenId right;
+  TokenId result;
+  uint32_t priority;  // merge index (Hugging Face) or token rank (tiktoken)
+};
+
+// How one pre-tokenized piece was encoded (Encoder::Explain).
+struct ExplainedPiece {
+  std::string_view text;          // the piece (a view into the explained text)
+  int special_index = -1;         // >= 0: the piece is this special token (Model::special_tokens)
+  bool whole_token = false;       // encoded directly as one token
+  std::vector<TokenId> initial;   // the piece's initial symbols (its bytes' tokens)
+  std::vector<MergeStep> merges;  // the steps applied, in order (empty when whole_token)
+  std::vector<TokenId> ids;       // the piece's tokens
+};
+
+class PieceEncoder {
+ public:
+  virtual ~PieceEncoder() = default;
+  // Appends the ids of `text` (ordinary text: special tokens were cut out before), split into
+  // pieces by `pretokenizer`. Thread-safe.
+  virtual void EncodeText(std::string_view text, const PreTokenizer& pretokenizer,
+                          std::vector<TokenId>& out) const = 0;
+  // Appends the ids of one pre-tokenized piece (not empty). Thread-safe.
+  virtual void EncodePiece(std::string_view piece, std::vector<TokenId>& out) const = 0;
+  // Fills out.initial, whole_token, merges and ids for the piece out.text (not empty).
+  virtual void ExplainPiece(ExplainedPiece& out) const = 0;
+};
+
+}  // namespace tokenmill
