@@ -14,7 +14,8 @@
 #include "count/count_text.h"
 #include "count/word_counts.h"
 #include "pretokenize/pretokenizer.h"
-#include "train/bpe_trainer.h"
+#include "reference/trained_bpe.h"
+#include "train/trainer.h"
 
 namespace tokenmill {
 namespace {
@@ -47,7 +48,7 @@ void RunTrain(benchmark::State& state, const char* corpus) {
   options.hf_compat = true;
   absl::StatusOr<TrainResult> result;
   for (auto _ : state) {
-    result = TrainBpe(counts, options);
+    result = Train(WordSource::Borrow(counts), options);
     if (!result.ok()) {
       state.SkipWithError(std::string(result.status().message()).c_str());
       return;
@@ -58,10 +59,10 @@ void RunTrain(benchmark::State& state, const char* corpus) {
     for (char& c : name) c = c == ' ' ? '_' : c;
     state.counters[name] = seconds;
     if (phase == "merges") {
-      state.counters["merges_per_s"] = static_cast<double>(result->model.merges.size()) / seconds;
+      state.counters["merges_per_s"] = static_cast<double>(Bpe(*result).merges.size()) / seconds;
     }
   }
-  state.counters["merges"] = static_cast<double>(result->model.merges.size());
+  state.counters["merges"] = static_cast<double>(Bpe(*result).merges.size());
   state.counters["unique_words"] = static_cast<double>(counts.unique_words());
 }
 

@@ -15,7 +15,8 @@
 
 #include "checkpoint/checkpoint.h"
 #include "common/file_util.h"
-#include "train/bpe_trainer.h"
+#include "reference/trained_bpe.h"
+#include "train/trainer.h"
 #include "reference/cli_runner.h"
 
 namespace tokenmill {
@@ -328,25 +329,25 @@ TEST(CheckpointFile, VersionTwoCheckpointsResumeExactly) {
   EXPECT_TRUE(checkpoint->merge_counts.empty());
   TrainerOptions options;
   options.vocab_size = 400;
-  auto direct = TrainBpe(checkpoint->words, options);
+  auto direct = Train(WordSource::Borrow(checkpoint->words), options);
   ASSERT_TRUE(direct.ok()) << direct.status();
-  ASSERT_EQ(direct->model.merges.size(), checkpoint->merges.size());
+  ASSERT_EQ(Bpe(*direct).merges.size(), checkpoint->merges.size());
   bool self_merge = false;
   for (size_t i = 0; i < checkpoint->merges.size(); ++i) {
-    const Merge& m = direct->model.merges[i];
+    const Merge& m = Bpe(*direct).merges[i];
     EXPECT_EQ(checkpoint->merges[i],
-              std::make_pair(direct->model.tokens[m.left], direct->model.tokens[m.right]));
+              std::make_pair(Bpe(*direct).tokens[m.left], Bpe(*direct).tokens[m.right]));
     self_merge |= m.left == m.right;
   }
   EXPECT_TRUE(self_merge);
   for (size_t vocab : {size_t{400}, size_t{460}}) {
     options.vocab_size = vocab;
-    auto uninterrupted = TrainBpe(checkpoint->words, options);
+    auto uninterrupted = Train(WordSource::Borrow(checkpoint->words), options);
     TrainControl resume;
-    resume.resume_merges = checkpoint->merges;
-    auto resumed = TrainBpe(checkpoint->words, options, resume);
+    resume.resume.merges = checkpoint->merges;
+    auto resumed = Train(WordSource::Borrow(checkpoint->words), options, resume);
     ASSERT_TRUE(uninterrupted.ok() && resumed.ok()) << resumed.status();
-    EXPECT_EQ(resumed->model, uninterrupted->model) << "vocab " << vocab;
+    EXPECT_EQ(Bpe(*resumed), Bpe(*uninterrupted)) << "vocab " << vocab;
     EXPECT_EQ(resumed->merge_counts, uninterrupted->merge_counts) << "vocab " << vocab;
   }
 }
@@ -365,15 +366,15 @@ TEST(CheckpointFile, VersionThreeCheckpointsResumeExactly) {
   TrainerOptions options;
   for (size_t vocab : {size_t{400}, size_t{460}}) {
     options.vocab_size = vocab;
-    auto uninterrupted = TrainBpe(checkpoint->words, options);
+    auto uninterrupted = Train(WordSource::Borrow(checkpoint->words), options);
     ASSERT_TRUE(uninterrupted.ok()) << uninterrupted.status();
     if (vocab == 400) EXPECT_EQ(uninterrupted->merge_counts, checkpoint->merge_counts);
     TrainControl resume;
-    resume.resume_merges = checkpoint->merges;
-    resume.resume_counts = checkpoint->merge_counts;
-    auto resumed = TrainBpe(checkpoint->words, options, resume);
+    resume.resume.merges = checkpoint->merges;
+    resume.resume.merge_counts = checkpoint->merge_counts;
+    auto resumed = Train(WordSource::Borrow(checkpoint->words), options, resume);
     ASSERT_TRUE(resumed.ok()) << resumed.status();
-    EXPECT_EQ(resumed->model, uninterrupted->model) << "vocab " << vocab;
+    EXPECT_EQ(Bpe(*resumed), Bpe(*uninterrupted)) << "vocab " << vocab;
     EXPECT_EQ(resumed->merge_counts, uninterrupted->merge_counts) << "vocab " << vocab;
   }
 }

@@ -18,7 +18,8 @@
 #include "model/bpe/lookup_tables.h"
 #include "model/model_file.h"
 #include "model/bpe/piece_bpe.h"
-#include "train/bpe_trainer.h"
+#include "reference/trained_bpe.h"
+#include "train/trainer.h"
 
 namespace tokenmill {
 namespace {
@@ -40,9 +41,9 @@ BpeModel TrainedModel() {
   TrainerOptions options;
   options.vocab_size = 700;
   options.special_tokens = {"<|endoftext|>"};
-  auto result = TrainBpe(counts, options);
+  auto result = Train(WordSource::Borrow(counts), options);
   EXPECT_TRUE(result.ok()) << result.status();
-  return result->model;
+  return Bpe(*result);
 }
 
 // The textbook definition: recompute every pair each round, merge the leftmost lowest one.
@@ -331,9 +332,9 @@ TEST(CharSegments, SplittingPiecesOfChineseChangesNoId) {
   CountDocument(chinese, **pretokenizer, nullptr, counts);
   TrainerOptions train_options;
   train_options.vocab_size = 3000;
-  auto trained = TrainBpe(counts, train_options);
+  auto trained = Train(WordSource::Borrow(counts), train_options);
   ASSERT_TRUE(trained.ok()) << trained.status();
-  std::vector<BpeModel> models = {trained->model};
+  std::vector<BpeModel> models = {Bpe(*trained)};
   for (const char* name : {"gpt2", "cl100k_base", "o200k_base"}) {
     models.push_back(*LoadBpeModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/" + name + ".tiktoken"));
   }

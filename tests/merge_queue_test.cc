@@ -1,7 +1,7 @@
 // MergeQueue and PairIndex against a brute-force queue: every pop must be the pair of highest
 // current count (ties by bytes or by ids), while counts fall, rise and new pairs appear as in
 // training, including when Fill leaves the lower count tiers waiting.
-#include "train/merge_queue.h"
+#include "train/bpe/merge_queue.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "train/pair_index.h"
+#include "train/bpe/pair_index.h"
 
 namespace tokenmill {
 namespace {

@@ -15,7 +15,8 @@
 #include "model/json_writer.h"
 #include "model/model_file.h"
 #include "reference/cli_runner.h"
-#include "train/bpe_trainer.h"
+#include "reference/trained_bpe.h"
+#include "train/trainer.h"
 
 namespace tokenmill {
 namespace {
@@ -97,10 +98,10 @@ BpeModel TrainedModel(const std::string& preset) {
   TrainerOptions options;
   options.vocab_size = 1000;
   options.special_tokens = {"<|endoftext|>", "<|pad|>"};
-  auto result = TrainBpe(counts, options);
+  auto result = Train(WordSource::Borrow(counts), options);
   EXPECT_TRUE(result.ok()) << result.status();
-  result->model.pretokenizer = {preset, ""};
-  return result->model;
+  Bpe(*result).pretokenizer = {preset, ""};
+  return Bpe(*result);
 }
 
 std::vector<TokenId> EncodeAll(const BpeModel& model, const std::string& text) {

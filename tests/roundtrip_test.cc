@@ -10,7 +10,8 @@
 #include "model/hf_json.h"
 #include "model/model_file.h"
 #include "reference/cli_runner.h"
-#include "train/bpe_trainer.h"
+#include "reference/trained_bpe.h"
+#include "train/trainer.h"
 
 namespace tokenmill {
 namespace {
@@ -35,10 +36,10 @@ BpeModel TrainSmallModel(const std::string& preset) {
   TrainerOptions options;
   options.vocab_size = 500;
   options.special_tokens = {kSpecial};
-  auto result = TrainBpe(counts, options);
+  auto result = Train(WordSource::Borrow(counts), options);
   EXPECT_TRUE(result.ok());
-  result->model.pretokenizer = config;
-  return result->model;
+  Bpe(*result).pretokenizer = config;
+  return Bpe(*result);
 }
 
 std::vector<std::string> TrickyTexts() {

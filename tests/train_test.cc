@@ -11,7 +11,8 @@
 
 #include "count/word_counts.h"
 #include "reference/reference_trainer.h"
-#include "train/bpe_trainer.h"
+#include "reference/trained_bpe.h"
+#include "train/trainer.h"
 
 namespace tokenmill {
 namespace testing {
@@ -37,18 +38,18 @@ WordCounts ToCounts(const Words& words) {
 // `with_counts` their counts too.
 TrainControl ResumeOf(const TrainResult& run, bool with_counts) {
   TrainControl resume;
-  for (const Merge& m : run.model.merges) {
-    resume.resume_merges.emplace_back(run.model.tokens[m.left], run.model.tokens[m.right]);
+  for (const Merge& m : Bpe(run).merges) {
+    resume.resume.merges.emplace_back(Bpe(run).tokens[m.left], Bpe(run).tokens[m.right]);
   }
-  if (with_counts) resume.resume_counts = run.merge_counts;
+  if (with_counts) resume.resume.merge_counts = run.merge_counts;
   return resume;
 }
 
 std::vector<ReferenceMerge> ProductMerges(const TrainResult& result) {
   std::vector<ReferenceMerge> merges;
-  for (size_t i = 0; i < result.model.merges.size(); ++i) {
-    const Merge& m = result.model.merges[i];
-    merges.push_back({result.model.tokens[m.left], result.model.tokens[m.right],
+  for (size_t i = 0; i < Bpe(result).merges.size(); ++i) {
+    const Merge& m = Bpe(result).merges[i];
+    merges.push_back({Bpe(result).tokens[m.left], Bpe(result).tokens[m.right],
                       result.merge_counts[i]});
   }
   return merges;
@@ -76,7 +77,7 @@ std::string Describe(const std::vector<ReferenceMerge>& merges) {
 // where special_tokens_at says, the alphabet, then each new token once in merge order.
 void ExpectIdsFollowContract(const Words& words, const TrainerOptions& options,
                              const TrainResult& result) {
-  const BpeModel& model = result.model;
+  const BpeModel& model = Bpe(result);
   ASSERT_TRUE(model.Validate().ok()) << model.Validate();
   std::vector<std::string> expected;
   if (options.special_tokens_at == SpecialTokensAt::kStart) {
@@ -123,7 +124,7 @@ void ExpectIdsFollowContract(const Words& words, const TrainerOptions& options,
 size_t ExpectMatchesReference(const Words& words, const TrainerOptions& options,
                               const std::string& label) {
   SCOPED_TRACE(label);
-  absl::StatusOr<TrainResult> result = TrainBpe(ToCounts(words), options);
+  absl::StatusOr<TrainResult> result = Train(WordSource::Borrow(ToCounts(words)), options);
   std::vector<ReferenceMerge> expected = ReferenceTrain(words, ToReference(options));
   if (!result.ok()) {
     // The only failure allowed here: merges were needed but no word holds a pair.
@@ -136,8 +137,8 @@ size_t ExpectMatchesReference(const Words& words, const TrainerOptions& options,
                               << Describe(expected);
   ExpectIdsFollowContract(words, options, *result);
   std::set<TokenId> formed;
-  for (const Merge& m : result->model.merges) formed.insert(m.result);
-  return result->model.merges.size() - formed.size();
+  for (const Merge& m : Bpe(*result).merges) formed.insert(m.result);
+  return Bpe(*result).merges.size() - formed.size();
 }
 
 // ---- random corpora ----------------------------------------------------------------------
@@ -239,16 +240,16 @@ TEST(TrainBpe, EqualsReferenceWithCountsBeyond32Bits) {
   // Resumed after each merge, the pair counts are rebuilt from the rewritten words, where a
   // pair's count in one word ("abab": (a, b) twice, 2^41 x 3) needs more than 32 bits too.
   WordCounts counts = ToCounts(words);
-  absl::StatusOr<TrainResult> full = TrainBpe(counts, options);
+  absl::StatusOr<TrainResult> full = Train(WordSource::Borrow(counts), options);
   ASSERT_TRUE(full.ok()) << full.status();
-  for (size_t stop = 1; stop < full->model.merges.size(); ++stop) {
+  for (size_t stop = 1; stop < Bpe(*full).merges.size(); ++stop) {
     TrainControl interrupt;
-    interrupt.after_merge = [&](const MergeEvent& event) { return event.merges_done < stop; };
-    absl::StatusOr<TrainResult> partial = TrainBpe(counts, options, interrupt);
+    interrupt.after_step = [&](const TrainEvent& event) { return event.steps_done < stop; };
+    absl::StatusOr<TrainResult> partial = Train(WordSource::Borrow(counts), options, interrupt);
     ASSERT_TRUE(partial.ok()) << partial.status();
-    absl::StatusOr<TrainResult> resumed = TrainBpe(counts, options, ResumeOf(*partial, true));
+    absl::StatusOr<TrainResult> resumed = Train(WordSource::Borrow(counts), options, ResumeOf(*partial, true));
     ASSERT_TRUE(resumed.ok()) << resumed.status();
-    EXPECT_EQ(resumed->model, full->model) << "resumed after " << stop;
+    EXPECT_EQ(Bpe(*resumed), Bpe(*full)) << "resumed after " << stop;
     EXPECT_EQ(resumed->merge_counts, full->merge_counts) << "resumed after " << stop;
   }
 }
@@ -302,7 +303,7 @@ TEST(TrainBpe, GoldenMergesOnATinyCorpusWithTies) {
     options.vocab_size = (c.hf ? 6 : 256) + 9;
     EXPECT_EQ(ReferenceTrain(kGoldenCorpus, ToReference(options)), c.merges)
         << Describe(ReferenceTrain(kGoldenCorpus, ToReference(options)));
-    absl::StatusOr<TrainResult> result = TrainBpe(ToCounts(kGoldenCorpus), options);
+    absl::StatusOr<TrainResult> result = Train(WordSource::Borrow(ToCounts(kGoldenCorpus)), options);
     ASSERT_TRUE(result.ok()) << result.status();
     EXPECT_EQ(ProductMerges(*result), c.merges) << Describe(ProductMerges(*result));
   }
@@ -329,23 +330,23 @@ TEST(TrainBpe, SameOutputWithOneTwoAndEightThreads) {
       options.hf_compat = hf;
       options.vocab_size = 1500;
       options.threads = threads;
-      absl::StatusOr<TrainResult> result = TrainBpe(counts, options);
+      absl::StatusOr<TrainResult> result = Train(WordSource::Borrow(counts), options);
       ASSERT_TRUE(result.ok()) << result.status();
       results.push_back(*std::move(result));
     }
     for (size_t i = 1; i < results.size(); ++i) {
-      EXPECT_EQ(results[i].model, results[0].model) << "threads differ, hf " << hf;
+      EXPECT_EQ(Bpe(results[i]), Bpe(results[0])) << "threads differ, hf " << hf;
       EXPECT_EQ(results[i].merge_counts, results[0].merge_counts);
     }
-    EXPECT_EQ(results[0].model.VocabSize(), 1500u);
+    EXPECT_EQ(Bpe(results[0]).VocabSize(), 1500u);
     // Handing the counts over (they are freed early) gives the same model.
     TrainerOptions options;
     options.hf_compat = hf;
     options.vocab_size = 1500;
     WordCounts copy = counts;
-    absl::StatusOr<TrainResult> moved = TrainBpe(std::move(copy), options);
+    absl::StatusOr<TrainResult> moved = Train(WordSource::TakeOver(copy), options);
     ASSERT_TRUE(moved.ok()) << moved.status();
-    EXPECT_EQ(moved->model, results[0].model);
+    EXPECT_EQ(Bpe(*moved), Bpe(results[0]));
   }
 }
 
@@ -357,11 +358,11 @@ TEST(TrainBpe, MaxTokenLengthBoundsEveryToken) {
     TrainerOptions options;
     options.vocab_size = 300;
     options.max_token_length = limit;
-    absl::StatusOr<TrainResult> result = TrainBpe(ToCounts(words), options);
+    absl::StatusOr<TrainResult> result = Train(WordSource::Borrow(ToCounts(words)), options);
     ASSERT_TRUE(result.ok()) << result.status();
-    ASSERT_FALSE(result->model.merges.empty());
+    ASSERT_FALSE(Bpe(*result).merges.empty());
     size_t longest = 0;
-    for (const std::string& t : result->model.tokens) longest = std::max(longest, t.size());
+    for (const std::string& t : Bpe(*result).tokens) longest = std::max(longest, t.size());
     EXPECT_EQ(longest, limit);  // the corpus allows tokens of every length up to the limit
     EXPECT_THAT(result->stop_reason, HasSubstr("no pair is left"));
   }
@@ -372,7 +373,7 @@ TEST(TrainBpe, MinFrequencyStopsAtTheFirstRarerPair) {
   TrainerOptions options;
   options.vocab_size = 300;
   options.min_frequency = 5;
-  absl::StatusOr<TrainResult> result = TrainBpe(ToCounts(words), options);
+  absl::StatusOr<TrainResult> result = Train(WordSource::Borrow(ToCounts(words)), options);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->merge_counts, (std::vector<uint64_t>{10, 5}));
   EXPECT_THAT(result->stop_reason, HasSubstr("occurs 4 times, below --min-frequency 5"));
@@ -386,9 +387,9 @@ TEST(TrainBpe, SpecialTokensTakeIdsAtStartOrEnd) {
     options.vocab_size = 260;
     options.special_tokens = {"<|a|>", "<|b|>"};
     options.special_tokens_at = at;
-    absl::StatusOr<TrainResult> result = TrainBpe(ToCounts(words), options);
+    absl::StatusOr<TrainResult> result = Train(WordSource::Borrow(ToCounts(words)), options);
     ASSERT_TRUE(result.ok()) << result.status();
-    const BpeModel& model = result->model;
+    const BpeModel& model = Bpe(*result);
     EXPECT_EQ(model.VocabSize(), 260u);
     TokenId first = at == SpecialTokensAt::kStart ? 0 : 258;
     EXPECT_EQ(model.specials, (std::vector<SpecialToken>{{"<|a|>", first}, {"<|b|>", first + 1}}));
@@ -402,13 +403,13 @@ TEST(TrainBpe, VocabSmallerThanAlphabetPlusSpecialsIsAnError) {
   TrainerOptions options;
   options.vocab_size = 257;
   options.special_tokens = {"<a>", "<b>"};
-  absl::StatusOr<TrainResult> result = TrainBpe(ToCounts({{"ab", 1}}), options);
+  absl::StatusOr<TrainResult> result = Train(WordSource::Borrow(ToCounts({{"ab", 1}})), options);
   ASSERT_FALSE(result.ok());
   EXPECT_THAT(std::string(result.status().message()),
               HasSubstr("--vocab-size 257 is smaller than the 256 byte tokens plus 2 special"));
   options.hf_compat = true;
   options.vocab_size = 3;  // alphabet {a, b} + 2 specials = 4
-  result = TrainBpe(ToCounts({{"ab", 1}}), options);
+  result = Train(WordSource::Borrow(ToCounts({{"ab", 1}})), options);
   ASSERT_FALSE(result.ok());
   EXPECT_THAT(std::string(result.status().message()),
               HasSubstr("--vocab-size 3 is smaller than the alphabet (2 byte tokens) plus 2"));
@@ -417,10 +418,10 @@ TEST(TrainBpe, VocabSmallerThanAlphabetPlusSpecialsIsAnError) {
 TEST(TrainBpe, VocabLargerThanTheCorpusSuppliesStopsWithAValidModel) {
   TrainerOptions options;
   options.vocab_size = 1000;
-  absl::StatusOr<TrainResult> result = TrainBpe(ToCounts({{"hello", 2}, {"help", 1}}), options);
+  absl::StatusOr<TrainResult> result = Train(WordSource::Borrow(ToCounts({{"hello", 2}, {"help", 1}})), options);
   ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_TRUE(result->model.Validate().ok());
-  EXPECT_EQ(result->model.VocabSize(), 256u + 5u);  // he, hel, hell/help..., see the reference
+  EXPECT_TRUE(Bpe(*result).Validate().ok());
+  EXPECT_EQ(Bpe(*result).VocabSize(), 256u + 5u);  // he, hel, hell/help..., see the reference
   EXPECT_EQ(ProductMerges(*result),
             ReferenceTrain({{"hello", 2}, {"help", 1}}, ToReference(options)));
   EXPECT_THAT(result->stop_reason,
@@ -430,11 +431,11 @@ TEST(TrainBpe, VocabLargerThanTheCorpusSuppliesStopsWithAValidModel) {
 TEST(TrainBpe, CorpusWithoutPairsIsAnError) {
   TrainerOptions options;
   options.vocab_size = 300;
-  absl::StatusOr<TrainResult> result = TrainBpe(ToCounts({{"a", 5}, {" ", 2}}), options);
+  absl::StatusOr<TrainResult> result = Train(WordSource::Borrow(ToCounts({{"a", 5}, {" ", 2}})), options);
   ASSERT_FALSE(result.ok());
   EXPECT_THAT(std::string(result.status().message()), HasSubstr("no pair to merge"));
   options.vocab_size = 256;  // nothing to learn: not an error
-  EXPECT_TRUE(TrainBpe(ToCounts({{"a", 5}}), options).ok());
+  EXPECT_TRUE(Train(WordSource::Borrow(ToCounts({{"a", 5}})), options).ok());
 }
 
 TEST(TrainBpe, ConflictingOptionsAreErrors) {
@@ -458,30 +459,30 @@ TEST(TrainBpe, ResumingFromThePartialMergesGivesTheUninterruptedResult) {
     options.hf_compat = hf;
     options.vocab_size = 900;
     options.special_tokens = {"<eot>"};
-    absl::StatusOr<TrainResult> full = TrainBpe(counts, options);
+    absl::StatusOr<TrainResult> full = Train(WordSource::Borrow(counts), options);
     ASSERT_TRUE(full.ok()) << full.status();
-    for (size_t stop_after : {size_t{1}, size_t{57}, full->model.merges.size() - 1}) {
+    for (size_t stop_after : {size_t{1}, size_t{57}, Bpe(*full).merges.size() - 1}) {
       TrainControl interrupt;
       size_t seen = 0;
-      interrupt.after_merge = [&](const MergeEvent& event) {
-        EXPECT_EQ(event.merges_done, ++seen);
-        return event.merges_done < stop_after;
+      interrupt.after_step = [&](const TrainEvent& event) {
+        EXPECT_EQ(event.steps_done, ++seen);
+        return event.steps_done < stop_after;
       };
-      absl::StatusOr<TrainResult> partial = TrainBpe(counts, options, interrupt);
+      absl::StatusOr<TrainResult> partial = Train(WordSource::Borrow(counts), options, interrupt);
       ASSERT_TRUE(partial.ok()) << partial.status();
       EXPECT_TRUE(partial->interrupted);
-      ASSERT_EQ(partial->model.merges.size(), stop_after);
-      EXPECT_TRUE(partial->model.Validate().ok());
+      ASSERT_EQ(Bpe(*partial).merges.size(), stop_after);
+      EXPECT_TRUE(Bpe(*partial).Validate().ok());
 
       TrainControl resume = ResumeOf(*partial, false);
       size_t replayed_events = 0;
-      resume.after_merge = [&](const MergeEvent&) { return ++replayed_events > 0; };
-      absl::StatusOr<TrainResult> resumed = TrainBpe(counts, options, resume);
+      resume.after_step = [&](const TrainEvent&) { return ++replayed_events > 0; };
+      absl::StatusOr<TrainResult> resumed = Train(WordSource::Borrow(counts), options, resume);
       ASSERT_TRUE(resumed.ok()) << resumed.status();
       EXPECT_FALSE(resumed->interrupted);
-      EXPECT_EQ(resumed->model, full->model) << "stop after " << stop_after << " hf " << hf;
+      EXPECT_EQ(Bpe(*resumed), Bpe(*full)) << "stop after " << stop_after << " hf " << hf;
       EXPECT_EQ(resumed->merge_counts, full->merge_counts);
-      EXPECT_EQ(replayed_events, full->model.merges.size());
+      EXPECT_EQ(replayed_events, Bpe(*full).merges.size());
     }
   }
 }
@@ -509,14 +510,14 @@ TEST(TrainBpe, ResumingAtRandomPointsOfRandomCorporaGivesTheUninterruptedResult)
                  std::to_string(options.vocab_size) + " hf " + std::to_string(options.hf_compat) +
                  " max_len " + std::to_string(options.max_token_length) + " min_freq " +
                  std::to_string(options.min_frequency));
-    absl::StatusOr<TrainResult> full = TrainBpe(counts, options);
-    if (!full.ok() || full->model.merges.empty()) continue;
-    const size_t stop_after = 1 + rng() % full->model.merges.size();
+    absl::StatusOr<TrainResult> full = Train(WordSource::Borrow(counts), options);
+    if (!full.ok() || Bpe(*full).merges.empty()) continue;
+    const size_t stop_after = 1 + rng() % Bpe(*full).merges.size();
     TrainControl interrupt;
-    interrupt.after_merge = [&](const MergeEvent& event) {
-      return event.merges_done < stop_after;
+    interrupt.after_step = [&](const TrainEvent& event) {
+      return event.steps_done < stop_after;
     };
-    absl::StatusOr<TrainResult> partial = TrainBpe(counts, options, interrupt);
+    absl::StatusOr<TrainResult> partial = Train(WordSource::Borrow(counts), options, interrupt);
     ASSERT_TRUE(partial.ok()) << partial.status();
     TrainControl resume = ResumeOf(*partial, false);
     // Without the checkpoint's merge counts, a merge of a token with itself sends the replay
@@ -527,20 +528,20 @@ TEST(TrainBpe, ResumingAtRandomPointsOfRandomCorporaGivesTheUninterruptedResult)
     for (int variant = 0; variant < 3; ++variant) {
       const bool with_counts = variant != 0;
       SCOPED_TRACE(with_counts ? "with counts" : "without counts");
-      resume.resume_pair_floor = variant == 2 ? forced_floor : 0;
-      SCOPED_TRACE("pair floor " + std::to_string(resume.resume_pair_floor));
-      resume.resume_counts.clear();
-      if (with_counts) resume.resume_counts = partial->merge_counts;
+      TrainerOptions resume_options = options;
+      resume_options.resume_pair_floor = variant == 2 ? forced_floor : 0;
+      SCOPED_TRACE("pair floor " + std::to_string(resume_options.resume_pair_floor));
+      resume.resume.merge_counts.clear();
+      if (with_counts) resume.resume.merge_counts = partial->merge_counts;
       std::vector<uint64_t> event_counts;
-      resume.after_merge = [&](const MergeEvent& event) {
-        event_counts.push_back(event.count);
+      resume.after_step = [&](const TrainEvent& event) {
+        event_counts.push_back(event.merge->count);
         return true;
       };
-      TrainerOptions resume_options = options;
       resume_options.threads = 1 + static_cast<int>(rng() % 2);
-      absl::StatusOr<TrainResult> resumed = TrainBpe(counts, resume_options, resume);
+      absl::StatusOr<TrainResult> resumed = Train(WordSource::Borrow(counts), resume_options, resume);
       ASSERT_TRUE(resumed.ok()) << resumed.status();
-      EXPECT_EQ(resumed->model, full->model) << "stopped after " << stop_after;
+      EXPECT_EQ(Bpe(*resumed), Bpe(*full)) << "stopped after " << stop_after;
       EXPECT_EQ(resumed->merge_counts, full->merge_counts);
       EXPECT_EQ(event_counts, full->merge_counts);
       EXPECT_EQ(resumed->stop_reason, full->stop_reason);
@@ -556,16 +557,16 @@ TEST(TrainBpe, ResumingWithAnotherVocabSizeStopsOrExtendsLikeTraining) {
   WordCounts counts = ToCounts(ManyWords(2000, 9));
   TrainerOptions options;
   options.vocab_size = 700;
-  absl::StatusOr<TrainResult> middle = TrainBpe(counts, options);
+  absl::StatusOr<TrainResult> middle = Train(WordSource::Borrow(counts), options);
   ASSERT_TRUE(middle.ok()) << middle.status();
   TrainControl resume = ResumeOf(*middle, false);
   for (size_t vocab : {size_t{400}, size_t{700}, size_t{900}}) {
     TrainerOptions other = options;
     other.vocab_size = vocab;
-    absl::StatusOr<TrainResult> direct = TrainBpe(counts, other);
-    absl::StatusOr<TrainResult> resumed = TrainBpe(counts, other, resume);
+    absl::StatusOr<TrainResult> direct = Train(WordSource::Borrow(counts), other);
+    absl::StatusOr<TrainResult> resumed = Train(WordSource::Borrow(counts), other, resume);
     ASSERT_TRUE(direct.ok() && resumed.ok());
-    EXPECT_EQ(resumed->model, direct->model) << "vocab " << vocab;
+    EXPECT_EQ(Bpe(*resumed), Bpe(*direct)) << "vocab " << vocab;
     EXPECT_EQ(resumed->merge_counts, direct->merge_counts) << "vocab " << vocab;
   }
 }
@@ -596,26 +597,26 @@ TEST(TrainBpe, ResumingChineseWithTokensThatJoinPartsOfCharacters) {
   WordCounts counts = ToCounts(words);
   TrainerOptions options;
   options.vocab_size = 256 + 60;
-  absl::StatusOr<TrainResult> full = TrainBpe(counts, options);
+  absl::StatusOr<TrainResult> full = Train(WordSource::Borrow(counts), options);
   ASSERT_TRUE(full.ok()) << full.status();
   // The corpus does what it is meant to: 寂 + e5 af is merged before 寞.
   size_t partial_rank = 0, mo_rank = 0;
-  for (size_t i = 0; i < full->model.merges.size(); ++i) {
-    const std::string& t = full->model.tokens[full->model.merges[i].result];
+  for (size_t i = 0; i < Bpe(*full).merges.size(); ++i) {
+    const std::string& t = Bpe(*full).tokens[Bpe(*full).merges[i].result];
     if (t == ji + "\xe5\xaf") partial_rank = i + 1;
     if (t == mo) mo_rank = i + 1;
   }
   ASSERT_GT(partial_rank, 0u);
   ASSERT_GT(mo_rank, partial_rank);
-  for (size_t stop_after = 1; stop_after < full->model.merges.size(); ++stop_after) {
+  for (size_t stop_after = 1; stop_after < Bpe(*full).merges.size(); ++stop_after) {
     TrainControl interrupt;
-    interrupt.after_merge = [&](const MergeEvent& e) { return e.merges_done < stop_after; };
-    absl::StatusOr<TrainResult> partial = TrainBpe(counts, options, interrupt);
+    interrupt.after_step = [&](const TrainEvent& e) { return e.steps_done < stop_after; };
+    absl::StatusOr<TrainResult> partial = Train(WordSource::Borrow(counts), options, interrupt);
     ASSERT_TRUE(partial.ok()) << partial.status();
     TrainControl resume = ResumeOf(*partial, true);
-    absl::StatusOr<TrainResult> resumed = TrainBpe(counts, options, resume);
+    absl::StatusOr<TrainResult> resumed = Train(WordSource::Borrow(counts), options, resume);
     ASSERT_TRUE(resumed.ok()) << "stop after " << stop_after << ": " << resumed.status();
-    EXPECT_EQ(resumed->model, full->model) << "stop after " << stop_after;
+    EXPECT_EQ(Bpe(*resumed), Bpe(*full)) << "stop after " << stop_after;
     EXPECT_EQ(resumed->merge_counts, full->merge_counts) << "stop after " << stop_after;
   }
 }
@@ -626,21 +627,21 @@ TEST(TrainBpe, ResumeCountsThatDoNotFitTheWordsAreAnError) {
   WordCounts counts = ToCounts({{"aaab", 3}, {"ab", 5}, {"xaay", 1}});
   TrainerOptions options;
   options.vocab_size = 259;
-  absl::StatusOr<TrainResult> full = TrainBpe(counts, options);
+  absl::StatusOr<TrainResult> full = Train(WordSource::Borrow(counts), options);
   ASSERT_TRUE(full.ok()) << full.status();
-  ASSERT_EQ(full->model.merges.size(), 3u);
+  ASSERT_EQ(Bpe(*full).merges.size(), 3u);
   TrainControl resume = ResumeOf(*full, true);
-  absl::StatusOr<TrainResult> resumed = TrainBpe(counts, options, resume);
+  absl::StatusOr<TrainResult> resumed = Train(WordSource::Borrow(counts), options, resume);
   ASSERT_TRUE(resumed.ok()) << resumed.status();
-  EXPECT_EQ(resumed->model, full->model);
+  EXPECT_EQ(Bpe(*resumed), Bpe(*full));
   EXPECT_EQ(resumed->merge_counts, full->merge_counts);
   for (size_t i = 0; i < full->merge_counts.size(); ++i) {
-    const Merge& m = full->model.merges[i];
+    const Merge& m = Bpe(*full).merges[i];
     // (a, a) counts may be off by less than the replacements; every other count is exact.
     const uint64_t wrong = m.left == m.right ? 3 * full->merge_counts[i] : full->merge_counts[i] + 1;
     TrainControl bad = resume;
-    bad.resume_counts[i] = wrong;
-    absl::StatusOr<TrainResult> refused = TrainBpe(counts, options, bad);
+    bad.resume.merge_counts[i] = wrong;
+    absl::StatusOr<TrainResult> refused = Train(WordSource::Borrow(counts), options, bad);
     ASSERT_FALSE(refused.ok()) << "merge " << i;
     EXPECT_THAT(std::string(refused.status().message()),
                 HasSubstr("the checkpoint gives merge " + std::to_string(i + 1) + " ("));
@@ -651,8 +652,8 @@ TEST(TrainBpe, ResumeMergesThatDoNotFitTheCountsAreAnError) {
   TrainerOptions options;
   options.vocab_size = 300;
   TrainControl control;
-  control.resume_merges = {{"a", "b"}, {"x", "y"}};
-  absl::StatusOr<TrainResult> result = TrainBpe(ToCounts({{"abab", 2}}), options, control);
+  control.resume.merges = {{"a", "b"}, {"x", "y"}};
+  absl::StatusOr<TrainResult> result = Train(WordSource::Borrow(ToCounts({{"abab", 2}})), options, control);
   ASSERT_FALSE(result.ok());
   EXPECT_THAT(std::string(result.status().message()),
               HasSubstr("merge 2 of the checkpoint ('x' + 'y') does not occur"));

@@ -17,9 +17,10 @@
 #include "count/count_corpus.h"
 #include "flags.h"
 #include "model/hf_json.h"
+#include "model/model_stats.h"
 #include "model/tiktoken_file.h"
 #include "pretokenize/pretokenizer.h"
-#include "train/bpe_trainer.h"
+#include "train/trainer.h"
 #include "train/train_progress.h"
 #include "train_checkpointing.h"
 #include "corpus/input_files.h"
@@ -53,12 +54,12 @@ double PeakRssMb() {
 void PrintSummary(const TrainResult& result, const CorpusCounts& counts, size_t unique_words,
                   double count_seconds,
                   double write_seconds, double total_seconds, const std::string& output) {
-  const BpeModel& model = result.model;
+  const Model& model = *result.model;
   std::fprintf(stderr, "corpus: %llu documents, %llu bytes, %zu unique words\n",
                static_cast<unsigned long long>(counts.documents),
                static_cast<unsigned long long>(counts.bytes), unique_words);
   std::fprintf(stderr, "trained: vocab size %zu, %zu merges, %zu special tokens; %s\n",
-               model.VocabSize(), model.merges.size(), model.specials.size(),
+               model.VocabSize(), result.merge_counts.size(), model.special_tokens().size(),
                result.stop_reason.c_str());
   // Milliseconds: a resume takes tens of them.
   std::string phases = absl::StrFormat("count %.3f s", count_seconds);
@@ -68,20 +69,9 @@ void PrintSummary(const TrainResult& result, const CorpusCounts& counts, size_t 
   phases += absl::StrFormat(", write %.3f s", write_seconds);
   std::fprintf(stderr, "time: %.3f s (%s); peak memory %.0f MB\n", total_seconds, phases.c_str(),
                PeakRssMb());
-  std::vector<TokenId> ids;
-  for (TokenId id = 0; id < model.tokens.size(); ++id) ids.push_back(id);
-  std::vector<bool> is_special(model.tokens.size(), false);
-  for (const SpecialToken& s : model.specials) is_special[s.id] = true;
-  std::erase_if(ids, [&](TokenId id) { return is_special[id] || model.tokens[id].empty(); });
-  // The five longest, ties by id (only those five are sorted).
-  const size_t shown = std::min<size_t>(5, ids.size());
-  std::partial_sort(ids.begin(), ids.begin() + shown, ids.end(), [&](TokenId a, TokenId b) {
-    const size_t la = model.tokens[a].size(), lb = model.tokens[b].size();
-    return la != lb ? la > lb : a < b;
-  });
   std::fprintf(stderr, "longest tokens:");
-  for (size_t i = 0; i < shown; ++i) {
-    std::fprintf(stderr, " [%s]", ShowBytes(model.tokens[ids[i]]).c_str());
+  for (TokenId id : LongestTokens(model, 5)) {
+    std::fprintf(stderr, " [%s]", ShowBytes(model.token_bytes()[id]).c_str());
   }
   std::fprintf(stderr, "\nwrote %s\n", output.c_str());
 }
@@ -205,6 +195,7 @@ int RunTrain(int argc, char** argv) {
     flags_values = flags.CurrentValues();
   }
   options.trainer.special_tokens = options.corpus.special_tokens;
+  options.trainer.pretokenizer = options.corpus.pretokenizer;
   options.trainer.threads = options.corpus.threads;
   if (options.trainer.hf_compat && !flags.WasSet("special-tokens-at") && !resumed) {
     options.special_tokens_at = "start";
@@ -302,8 +293,8 @@ int RunTrain(int argc, char** argv) {
   TrainControl control;
   // The trainer takes the merges over; the checkpointer writes them again from their stored
   // form (base.merges_raw).
-  control.resume_merges = std::move(base.merges);
-  control.resume_counts = std::move(base.merge_counts);
+  control.resume.merges = std::move(base.merges);
+  control.resume.merge_counts = std::move(base.merge_counts);
   // The checkpoint's word table is the one being trained on (base.words stays empty; the
   // writer reads the table through `words`, or adopts the resumed checkpoint's).
   TrainingCheckpointer checkpointer(checkpoint_path, options.checkpoint, std::move(base),
@@ -321,16 +312,16 @@ int RunTrain(int argc, char** argv) {
 
   TrainProgress progress(TrainProgressFormat(options), options.verbose ? options.log_every : 0,
                          stderr);
-  control.after_merge = [&](const MergeEvent& event) {
-    bool go_on = progress.OnMerge(event);
-    return checkpointer.AfterMerge(event) && go_on;
+  control.after_step = [&](const TrainEvent& event) {
+    bool go_on = progress.OnStep(event);
+    return checkpointer.AfterStep(event) && go_on;
   };
   // The trainer takes the counts over and frees them once it holds the words its own way; the
   // checkpointer has compressed them by then.
-  control.before_counts_freed = [&checkpointer] { checkpointer.ReleaseWordTable(); };
-  absl::StatusOr<TrainResult> result =
-      resumed ? TrainBpe(std::move(resumed_words), options.trainer, control)
-              : TrainBpe(std::move(counts.words), options.trainer, control);
+  WordSource words = resumed ? WordSource::TakeOver(std::move(resumed_words))
+                             : WordSource::TakeOver(counts.words);
+  words.BeforeRelease([&checkpointer] { checkpointer.ReleaseWordTable(); });
+  absl::StatusOr<TrainResult> result = Train(std::move(words), options.trainer, control);
   progress.Finish();
   if (!result.ok()) {
     PrintError("train", result.status());
@@ -343,7 +334,6 @@ int RunTrain(int argc, char** argv) {
   if (int sig = InterruptGuard::signal_number(); sig != 0 && result->interrupted) {
     return ReportInterrupted(checkpointer, sig);
   }
-  result->model.pretokenizer = options.corpus.pretokenizer;
   auto trained = std::chrono::steady_clock::now();
   // The last checkpoint is written while the tokenizer is (both wait for the disk).
   checkpointer.StartWrite(/*finished=*/true);
@@ -353,8 +343,8 @@ int RunTrain(int argc, char** argv) {
   tbb::task_arena(options.corpus.threads > 0 ? options.corpus.threads
                                              : tbb::task_arena::automatic)
       .execute([&] {
-        saved = options.format == "tiktoken" ? SaveTiktoken(result->model, options.output)
-                                             : SaveHfJson(result->model, options.output);
+        saved = options.format == "tiktoken" ? SaveTiktoken(*result->model, options.output)
+                                             : SaveHfJson(*result->model, options.output);
       });
   if (absl::Status s = checkpointer.Finish(); !s.ok()) {
     PrintError("train", saved.ok() ? StrCat("the tokenizer was written to ", options.output,
@@ -368,7 +358,7 @@ int RunTrain(int argc, char** argv) {
   }
   auto written = std::chrono::steady_clock::now();
   if (!options.quiet) {
-    if (result->model.VocabSize() < options.trainer.vocab_size) {
+    if (result->model->VocabSize() < options.trainer.vocab_size) {
       std::fprintf(stderr, "tokenmill train: note: %s\n", result->stop_reason.c_str());
     }
     PrintSummary(*result, counts, unique_words, Seconds(counted_at - start), Seconds(written - trained),

@@ -289,9 +289,10 @@ void TrainingCheckpointer::ReleaseWordTable() {
   words_ = nullptr;
 }
 
-bool TrainingCheckpointer::AfterMerge(const MergeEvent& event) {
-  if (!path_.empty() && merge_count_ < event.merges_done) {
-    CheckpointWriter::AppendMerge(&merges_raw_, event.left, event.right, event.count);
+bool TrainingCheckpointer::AfterStep(const TrainEvent& event) {
+  if (!path_.empty() && merge_count_ < event.steps_done && event.merge != nullptr) {
+    CheckpointWriter::AppendMerge(&merges_raw_, event.merge->left, event.merge->right,
+                                  event.merge->count);
     ++merge_count_;
   }
   if (InterruptGuard::signal_number() != 0) {
@@ -301,7 +302,7 @@ bool TrainingCheckpointer::AfterMerge(const MergeEvent& event) {
   }
   // Replayed merges are in the checkpoint already: no write falls due while they are reported.
   if (path_.empty() || event.replayed) return true;
-  bool due = deferred_ || (every_ > 0 && event.merges_done % every_ == 0) ||
+  bool due = deferred_ || (every_ > 0 && event.steps_done % every_ == 0) ||
              (interval_ > 0 && NowSeconds() - last_write_seconds_ >= interval_);
   if (!due) return true;
   if (pending_.valid() &&

@@ -22,7 +22,7 @@
 #include "absl/status/statusor.h"
 #include "checkpoint/checkpoint.h"
 #include "flags.h"
-#include "train/bpe_trainer.h"
+#include "train/trainer.h"
 
 namespace tokenmill::cli {
 
@@ -107,12 +107,12 @@ class TrainingCheckpointer {
   // `words`.
   void ReleaseWordTable();
 
-  // For TrainControl::after_merge: records the merge, starts a checkpoint write in the
+  // For TrainControl::after_step: records the merge, starts a checkpoint write in the
   // background when one is due (training does not wait for the disk; if the previous write is
   // still in flight, the due write follows as soon as it is done), and on a signal writes one
   // synchronously and returns false (stop). A failed write is remembered in status() and
   // stops training.
-  bool AfterMerge(const MergeEvent& event);
+  bool AfterStep(const TrainEvent& event);
 
   const absl::Status& status() const { return status_; }
   const std::string& path() const { return path_; }

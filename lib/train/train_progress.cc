@@ -64,21 +64,24 @@ std::string ShowBytes(std::string_view bytes) {
   return out;
 }
 
-bool TrainProgress::OnMerge(const MergeEvent& event) {
-  done_ = event.merges_done;
-  planned_ = event.merges_planned;
-  if (log_every_ > 0 && event.merges_done % log_every_ == 0) {
+bool TrainProgress::OnStep(const TrainEvent& event) {
+  done_ = event.steps_done;
+  planned_ = event.steps_planned;
+  const LearnedMerge* merge = event.merge;
+  if (merge != nullptr && log_every_ > 0 && event.steps_done % log_every_ == 0) {
     if (drawn_ && format_ == ProgressFormat::kBar) std::fputc('\n', out_);
     drawn_ = false;
-    std::string left(event.left), right(event.right);
-    std::fprintf(out_, "merge %zu/%zu: '%s' + '%s' -> '%s' (count %llu)%s\n", event.merges_done,
-                 event.merges_planned, ShowBytes(left).c_str(), ShowBytes(right).c_str(),
-                 ShowBytes(left + right).c_str(), static_cast<unsigned long long>(event.count),
+    std::string left(merge->left), right(merge->right);
+    std::fprintf(out_, "merge %zu/%zu: '%s' + '%s' -> '%s' (count %llu)%s\n", event.steps_done,
+                 event.steps_planned, ShowBytes(left).c_str(), ShowBytes(right).c_str(),
+                 ShowBytes(left + right).c_str(), static_cast<unsigned long long>(merge->count),
                  event.replayed ? " [resumed]" : "");
   }
   if (format_ == ProgressFormat::kNone) return true;
-  last_token_.assign(event.left);
-  last_token_.append(event.right);
+  if (merge != nullptr) {
+    last_token_.assign(merge->left);
+    last_token_.append(merge->right);
+  }
   auto now = std::chrono::steady_clock::now();
   auto interval = format_ == ProgressFormat::kBar ? std::chrono::milliseconds(100)
                                                   : std::chrono::milliseconds(1000);

@@ -1,4 +1,4 @@
-// TrainProgress: reports training progress on a stream, driven by TrainControl::after_merge.
+// TrainProgress: reports training progress on a stream, driven by TrainControl::after_step.
 //
 // Formats (like ProgressFormat in Hugging Face tokenizers' utils/progress.rs):
 //  - kBar: one line redrawn in place at most 10 times a second: merges done of planned,
@@ -18,7 +18,7 @@
 #include <string_view>
 
 #include "common/progress_format.h"
-#include "train/bpe_trainer.h"
+#include "train/trainer.h"
 
 namespace tokenmill {
 
@@ -28,8 +28,8 @@ class TrainProgress {
   TrainProgress(ProgressFormat format, uint64_t log_every, std::FILE* out)
       : format_(ResolveProgressFormat(format)), log_every_(log_every), out_(out) {}
 
-  // Reports one merge; always returns true (never interrupts).
-  bool OnMerge(const MergeEvent& event);
+  // Reports one step; always returns true (never interrupts).
+  bool OnStep(const TrainEvent& event);
   // Final report (ends the bar's line).
   void Finish();
 

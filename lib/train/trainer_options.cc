@@ -5,6 +5,13 @@
 
 namespace tokenmill {
 
+std::string_view AlgorithmName(Algorithm algorithm) {
+  switch (algorithm) {
+    case Algorithm::kBpe: return "bpe";
+  }
+  return "?";
+}
+
 absl::Status TrainerOptions::Validate() const {
   if (threads < 0) return absl::InvalidArgumentError("--threads must be 0 (all cores) or more");
   if (max_token_length == 1) {

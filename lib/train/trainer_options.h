@@ -1,28 +1,43 @@
-// TrainerOptions: every setting of BPE training, with its default, in one place. The CLI's
-// flags take their defaults from here; Validate() is the one place they are checked.
+// TrainerOptions: every setting of training, with its default, in one place. The CLI's flags
+// take their defaults from here; Validate() is the one place they are checked.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "model/units.h"
+#include "pretokenize/pretokenizer_config.h"
 
 namespace tokenmill {
 
-enum class SpecialTokensAt {
-  kStart,  // ids 0..k-1, before the alphabet (Hugging Face)
-  kEnd,    // after the last merge (tiktoken)
+// Training algorithms, numbered for checkpoints: a number is never reused.
+enum class Algorithm : uint8_t {
+  kBpe = 1,
+};
+// "bpe".
+std::string_view AlgorithmName(Algorithm algorithm);
+
+enum class SpecialTokensAt : uint8_t {
+  kStart = 1,  // ids 0..k-1, before the alphabet (Hugging Face)
+  kEnd = 2,    // after the last merge (tiktoken)
 };
 
 struct TrainerOptions {
+  Algorithm algorithm = Algorithm::kBpe;
+  // What tokens are made of (model/units.h).
+  UnitKind units = UnitKind::kByte;
   // Total number of ids: alphabet + merges + special tokens.
   size_t vocab_size = 30000;
   // Stop when the most frequent pair occurs fewer times than this (0 or 1: never stop early).
   uint64_t min_frequency = 0;
-  // Never form a token longer than this many bytes (0: no limit).
+  // Never form a token longer than this (0: no limit), in the units' length (bytes here).
   size_t max_token_length = 0;
+  // The pre-tokenizer the words were split with (counting's); the model records it.
+  PreTokenizerConfig pretokenizer;
   // Literal strings that get their own ids and are never split or merged.
   std::vector<std::string> special_tokens;
   SpecialTokensAt special_tokens_at = SpecialTokensAt::kEnd;
@@ -30,6 +45,10 @@ struct TrainerOptions {
   bool hf_compat = false;
   // Worker threads (0: all cores). Never changes the result.
   int threads = 0;
+  // BPE, for tests: when resuming, leave out of the pair table the pairs counted below this
+  // (0: the trainer chooses; see lib/train/bpe/pair_recount.cc), so that recounting every
+  // pair, when a pair left out could be the best, is exercised. Never changes the result.
+  uint64_t resume_pair_floor = 0;
 
   absl::Status Validate() const;
 };

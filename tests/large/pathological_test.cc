@@ -24,7 +24,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "reference/cli_runner.h"
-#include "train/bpe_trainer.h"
+#include "reference/trained_bpe.h"
+#include "train/trainer.h"
 
 extern char** environ;
 
@@ -184,9 +185,9 @@ TEST(Pathological, HundredThousandSpecialTokens) {
   TrainerOptions train;
   train.vocab_size = 256 + 100000 + 50;
   train.special_tokens = specials;
-  absl::StatusOr<TrainResult> result = TrainBpe(counts->words, train);
+  absl::StatusOr<TrainResult> result = Train(WordSource::Borrow(counts->words), train);
   ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_EQ(result->model.specials.size(), 100000u);
+  EXPECT_EQ(Bpe(*result).specials.size(), 100000u);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   struct rusage usage;
   getrusage(RUSAGE_SELF, &usage);

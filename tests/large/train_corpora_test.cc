@@ -10,7 +10,8 @@
 #include "count/count_text.h"
 #include "count/word_counts.h"
 #include "pretokenize/pretokenizer.h"
-#include "train/bpe_trainer.h"
+#include "reference/trained_bpe.h"
+#include "train/trainer.h"
 
 namespace tokenmill {
 namespace {
@@ -49,13 +50,13 @@ TEST_P(TrainCorpus, SameModelForOneTwoAndEightThreads) {
     options.vocab_size = 30000;
     options.hf_compat = true;
     options.threads = threads;
-    absl::StatusOr<TrainResult> result = TrainBpe(*counts, options);
+    absl::StatusOr<TrainResult> result = Train(WordSource::Borrow(*counts), options);
     ASSERT_TRUE(result.ok()) << result.status();
-    ASSERT_TRUE(result->model.Validate().ok());
+    ASSERT_TRUE(Bpe(*result).Validate().ok());
     if (threads == 1) {
       first = *std::move(result);
     } else {
-      EXPECT_TRUE(result->model == first.model) << threads << " threads differ from 1";
+      EXPECT_TRUE(Bpe(*result) == Bpe(first)) << threads << " threads differ from 1";
       EXPECT_EQ(result->merge_counts, first.merge_counts);
     }
   }
@@ -69,27 +70,27 @@ TEST_P(TrainCorpus, SameModelForOneTwoAndEightThreads) {
 BpeModel ExpectResumeMatches(const WordCounts& counts, size_t vocab_size, size_t stop_after) {
   TrainerOptions options;
   options.vocab_size = vocab_size;
-  absl::StatusOr<TrainResult> full = TrainBpe(counts, options);
+  absl::StatusOr<TrainResult> full = Train(WordSource::Borrow(counts), options);
   EXPECT_TRUE(full.ok()) << full.status();
   TrainControl interrupt;
-  interrupt.after_merge = [&](const MergeEvent& e) { return e.merges_done < stop_after; };
-  absl::StatusOr<TrainResult> partial = TrainBpe(counts, options, interrupt);
+  interrupt.after_step = [&](const TrainEvent& e) { return e.steps_done < stop_after; };
+  absl::StatusOr<TrainResult> partial = Train(WordSource::Borrow(counts), options, interrupt);
   EXPECT_TRUE(partial.ok() && partial->interrupted) << partial.status();
   if (!full.ok() || !partial.ok()) return BpeModel();
   TrainControl resume;
-  for (const Merge& m : partial->model.merges) {
-    resume.resume_merges.emplace_back(partial->model.tokens[m.left], partial->model.tokens[m.right]);
+  for (const Merge& m : Bpe(*partial).merges) {
+    resume.resume.merges.emplace_back(Bpe(*partial).tokens[m.left], Bpe(*partial).tokens[m.right]);
   }
   for (bool with_counts : {false, true}) {
-    resume.resume_counts.clear();
-    if (with_counts) resume.resume_counts = partial->merge_counts;
-    absl::StatusOr<TrainResult> resumed = TrainBpe(counts, options, resume);
+    resume.resume.merge_counts.clear();
+    if (with_counts) resume.resume.merge_counts = partial->merge_counts;
+    absl::StatusOr<TrainResult> resumed = Train(WordSource::Borrow(counts), options, resume);
     EXPECT_TRUE(resumed.ok()) << resumed.status();
     if (!resumed.ok()) continue;
-    EXPECT_TRUE(resumed->model == full->model) << "with counts: " << with_counts;
+    EXPECT_TRUE(Bpe(*resumed) == Bpe(*full)) << "with counts: " << with_counts;
     EXPECT_EQ(resumed->merge_counts, full->merge_counts) << "with counts: " << with_counts;
   }
-  return partial->model;
+  return Bpe(*partial);
 }
 
 TEST_P(TrainCorpus, ResumingAnInterruptedRunGivesTheSameModel) {

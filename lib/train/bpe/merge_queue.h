@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "train/pair_index.h"
+#include "train/bpe/pair_index.h"
 
 namespace tokenmill {
 

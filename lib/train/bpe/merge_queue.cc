@@ -1,4 +1,4 @@
-#include "train/merge_queue.h"
+#include "train/bpe/merge_queue.h"
 
 #include <algorithm>
 #include <cstring>

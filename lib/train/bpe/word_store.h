@@ -4,7 +4,8 @@
 //  - A word is named by a WordRef (its offset in the array). Its record is
 //    [length][count low 32 bits][count high 32 bits][symbol 0]...[symbol length-1], so one
 //    visit touches one contiguous run of memory. A merge rewrites the word in place (it only
-//    ever shrinks), so words never allocate. Words of one byte hold no pair and are not stored.
+//    ever shrinks), so words never allocate. Words of one symbol hold no pair and are not
+//    stored. A word has at most one symbol per byte (the units' splitter, model/units.h).
 //  - MergeWord replaces every (a, b) in the word left to right, without overlap, by t, and
 //    reports the change in the count of every neighbouring pair to `sink` as
 //    sink(left, right, delta): the pairs it destroys get -count and the pairs it creates get
@@ -23,7 +24,8 @@
 
 #include "absl/status/statusor.h"
 #include "model/bpe/bpe_model.h"
-#include "train/huge_array.h"
+#include "model/units.h"
+#include "train/bpe/huge_array.h"
 
 namespace tokenmill {
 
@@ -31,14 +33,14 @@ using WordRef = uint32_t;
 
 class WordStore {
  public:
-  // Words from (bytes, count) entries, each byte b mapped to symbol byte_id[b]. Words shorter
-  // than two bytes are skipped. Fails if the words do not fit 2^32 array entries.
+  // Words from (bytes, count) entries, each split into its initial symbols by `splitter`. Words
+  // of fewer than two symbols are skipped. Fails if the words do not fit 2^32 array entries.
   static absl::StatusOr<WordStore> Build(
-      std::span<const std::pair<std::string_view, uint64_t>> words, const TokenId (&byte_id)[256]);
+      std::span<const std::pair<std::string_view, uint64_t>> words, const SymbolSplitter& splitter);
 
-  // An empty store with the room Build gives `words` (the words of two bytes or more, a symbol
-  // per byte), so that any encoding of them fits; they are placed by PutRecords. Only the
-  // entries written take memory. Fails as Build does.
+  // An empty store with room for `words` (the words of two bytes or more, a symbol per byte),
+  // so that any encoding of them fits; they are placed by PutRecords. Only the entries written
+  // take memory. Fails as Build does.
   static absl::StatusOr<WordStore> Allocate(
       std::span<const std::pair<std::string_view, uint64_t>> words);
   // Copies `records`, laid out as in the store (see the contract), to array offset `at`, as

@@ -18,8 +18,8 @@
 #include <utility>
 #include <vector>
 
-#include "train/pair_index.h"
-#include "train/word_store.h"
+#include "train/bpe/pair_index.h"
+#include "train/bpe/word_store.h"
 
 namespace tokenmill {
 

@@ -1,4 +1,4 @@
-#include "train/pair_index.h"
+#include "train/bpe/pair_index.h"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "train/word_store.h"
+#include "train/bpe/word_store.h"
 
 #include <algorithm>
 #include <limits>
@@ -8,7 +8,7 @@
 namespace tokenmill {
 
 absl::StatusOr<WordStore> WordStore::Build(
-    std::span<const std::pair<std::string_view, uint64_t>> words, const TokenId (&byte_id)[256]) {
+    std::span<const std::pair<std::string_view, uint64_t>> words, const SymbolSplitter& splitter) {
   absl::StatusOr<WordStore> allocated = Allocate(words);
   if (!allocated.ok()) return allocated.status();
   WordStore& store = *allocated;
@@ -16,13 +16,15 @@ absl::StatusOr<WordStore> WordStore::Build(
   size_t index = 0;
   for (const auto& [word, count] : words) {
     if (word.size() < 2) continue;
+    const size_t symbols = splitter.Split(word, &store.data_[at + kHeader]);
+    if (symbols < 2) continue;  // one symbol of several bytes (a character)
     store.refs_[index++] = at;
-    store.data_[at] = static_cast<uint32_t>(word.size());
+    store.data_[at] = static_cast<uint32_t>(symbols);
     store.data_[at + 1] = static_cast<uint32_t>(count);
     store.data_[at + 2] = static_cast<uint32_t>(count >> 32);
-    at += kHeader;
-    for (unsigned char c : word) store.data_[at++] = byte_id[c];
+    at += kHeader + static_cast<uint32_t>(symbols);
   }
+  store.refs_.resize(index);
   return allocated;
 }
 

@@ -1,4 +1,4 @@
-#include "train/merge_deltas.h"
+#include "train/bpe/merge_deltas.h"
 
 #include <algorithm>
 

@@ -30,8 +30,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "model/bpe/bpe_model.h"
 #include "model/bpe/pair_key.h"
-#include "train/huge_array.h"
-#include "train/word_store.h"
+#include "train/bpe/huge_array.h"
+#include "train/bpe/word_store.h"
 
 namespace tokenmill {
 

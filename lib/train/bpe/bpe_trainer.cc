@@ -1,0 +1,207 @@
+// The BPE trainer's phases in order (bpe_trainer.h), and the BpeState helpers they share.
+//
+// Performance notes (measured in bench/RESULTS.md, Training):
+//  - Words are flat records rewritten in place; pairs know their words, not positions, so a
+//    visit rescans its word (words are short; position lists would cost far more memory). The
+//    visit loop prefetches words a few ahead: visits are dominated by cache misses.
+//  - A merge's word visits run in fixed batches (merge_loop.cc). The changes they cause are
+//    keyed by (side, token id) (see merge_deltas.h) and summed in dense per-thread arrays, so
+//    the hot path does no hashing; the serial reduction then touches each changed pair once
+//    per merge. Counts are exact integer sums and the new pairs' word lists are assembled in
+//    batch order, so the output is the same for any number of threads.
+//  - A pair's word list is written once, in the merge that creates its newer token, as one
+//    block per merge (pair_index.h): no per-pair vectors, no appends.
+//  - Initial pairs of a small alphabet (bytes: at most 256 x 256) are counted into dense
+//    per-thread arrays and their word lists built as one block by a two-pass scatter
+//    (initial_pairs.cc); a large alphabet's, like a resumed run's, by grouping them by left
+//    token (pair_recount.cc).
+#include "train/bpe/bpe_trainer.h"
+
+#include <chrono>
+#include <limits>
+#include <optional>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+#include "common/status_macros.h"
+#include "common/strings.h"
+#include "oneapi/tbb/global_control.h"
+#include "train/bpe/bpe_state.h"
+#include "train/bpe/initial_pairs.h"
+#include "train/bpe/merge_loop.h"
+#include "train/bpe/pair_recount.h"
+#include "train/bpe/replay.h"
+
+namespace tokenmill {
+
+TokenId BpeState::AddToken(std::string bytes, bool indexed) {
+  const TokenId id = static_cast<TokenId>(model.tokens.size());
+  token_length.push_back(static_cast<uint32_t>(std::min<size_t>(
+      units.Length(bytes), std::numeric_limits<uint32_t>::max())));
+  model.tokens.push_back(std::move(bytes));
+  if (indexed) token_index.Add(id);
+  return id;
+}
+
+TokenId BpeState::TokenFor(TokenId left, TokenId right) {
+  std::string merged = units.Join(model.tokens[left], model.tokens[right]);
+  if (std::optional<TokenId> id = token_index.Find(merged)) return *id;
+  return AddToken(std::move(merged), /*indexed=*/true);
+}
+
+size_t BpeState::TargetTokens() const {
+  size_t end_specials =
+      options.special_tokens_at == SpecialTokensAt::kEnd ? options.special_tokens.size() : 0;
+  return options.vocab_size > end_specials ? options.vocab_size - end_specials : 0;
+}
+
+std::string BpeState::VocabShortfall() const {
+  size_t reached = model.tokens.size() + (TargetTokens() < options.vocab_size
+                                              ? options.vocab_size - TargetTokens() : 0);
+  return StrCat("stopped at vocab size ", reached, " of the ", options.vocab_size, " asked for");
+}
+
+bool BpeState::ReportMerge(size_t index, bool replayed) {
+  if (!control.after_step) return true;
+  const Merge& m = model.merges[index];
+  const LearnedMerge merge{.left = model.tokens[m.left],
+                           .right = model.tokens[m.right],
+                           .count = merge_counts[index],
+                           .id = m.result};
+  const TrainEvent event{.steps_done = index + 1,
+                         .steps_planned = model.merges.size() + RemainingMerges(),
+                         .replayed = replayed,
+                         .merge = &merge};
+  if (control.after_step(event)) return true;
+  interrupted = true;
+  stop_reason = StrCat("interrupted after ", index + 1, " merges");
+  return false;
+}
+
+namespace {
+
+class Stopwatch {
+ public:
+  double Lap() {
+    auto now = std::chrono::steady_clock::now();
+    double seconds = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return seconds;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+void AddSpecialTokens(BpeState& state) {
+  for (const std::string& s : state.options.special_tokens) {
+    state.model.specials.push_back({s, static_cast<TokenId>(state.model.tokens.size())});
+    state.AddToken(s, /*indexed=*/false);
+  }
+}
+
+// Phase 1: the alphabet, after any special tokens at the start.
+absl::Status BuildAlphabet(BpeState& state, std::span<const WordSource::Entry> words) {
+  std::vector<std::string> alphabet =
+      state.units.Alphabet(words, AlphabetOptions{.hf_compat = state.options.hf_compat});
+  state.first_alphabet_id = static_cast<TokenId>(state.model.tokens.size());
+  state.alphabet_size = alphabet.size();
+  for (std::string& symbol : alphabet) state.AddToken(std::move(symbol), /*indexed=*/true);
+  if (state.model.tokens.size() > state.TargetTokens()) {
+    return absl::InvalidArgumentError(
+        StrCat("--vocab-size ", state.options.vocab_size, " is smaller than the alphabet (",
+               state.alphabet_size, " byte tokens) plus ", state.options.special_tokens.size(),
+               " special tokens"));
+  }
+  return absl::OkStatus();
+}
+
+// Phase 2: every word as its initial symbols.
+absl::Status BuildWords(BpeState& state, std::span<const WordSource::Entry> words) {
+  if (words.size() >= std::numeric_limits<uint32_t>::max()) {
+    return absl::InvalidArgumentError(
+        StrCat("too many distinct words to train on (", words.size(), "; the limit is 2^32)"));
+  }
+  for (const auto& [word, count] : words) {
+    if (word.size() >= std::numeric_limits<uint32_t>::max()) {
+      return absl::InvalidArgumentError(
+          StrCat("a word of ", word.size(), " bytes is too long to train on (limit 2^32)"));
+    }
+  }
+  std::span<const std::string> alphabet(state.model.tokens.data() + state.first_alphabet_id,
+                                        state.alphabet_size);
+  TM_ASSIGN_OR_RETURN(state.words,
+                      WordStore::Build(words, *state.units.Splitter(alphabet, state.first_alphabet_id)));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TrainResult> Run(BpeState& state, WordSource& source) {
+  Stopwatch clock;
+  std::vector<std::pair<std::string, double>> phases;
+  auto lap = [&](const char* phase) { phases.emplace_back(phase, clock.Lap()); };
+  if (state.options.special_tokens_at == SpecialTokensAt::kStart) AddSpecialTokens(state);
+  // Starts the arena's threads now, with an empty task: on a resumed run this is their first
+  // use, and they take about half a millisecond to come up, which resolving the merges hides.
+  // (With one thread there are none: TBB would add one for the task.)
+  if (state.arena.max_concurrency() > 1) state.arena.enqueue([] {});
+  state.stop_reason = StrCat("reached --vocab-size ", state.options.vocab_size);
+  std::optional<Replay> replay;
+  if (!state.control.resume.empty()) replay.emplace(state);
+  bool replayed = false;  // the words were built with the resumed merges applied
+  {
+    std::span<const WordSource::Entry> words = source.Entries();
+    TM_RETURN_IF_ERROR(BuildAlphabet(state, words));
+    if (replay) {
+      TM_RETURN_IF_ERROR(replay->Resolve());
+      lap("words");
+      TM_ASSIGN_OR_RETURN(replayed, replay->EncodeWords(words));
+    }
+    if (!replayed) TM_RETURN_IF_ERROR(BuildWords(state, words));
+  }
+  source.Release();  // the words live on in state.words
+  if (!replay) {
+    lap("words");
+    CountInitialPairs(state);
+    lap("initial pairs");
+  } else {
+    if (!replayed) replay->RewriteWordByWord();
+    TM_RETURN_IF_ERROR(replay->Finish());
+    lap("replay");
+    CountPairsOfWords(state, /*track_all=*/false);
+    lap("pairs");
+  }
+  // A replay that stopped (min_frequency) ends training; its merges are not reported again.
+  if (!replay || (!replay->stopped() && replay->Report())) {
+    TM_RETURN_IF_ERROR(MergeLoop(state).Run());
+  }
+  lap("merges");
+  if (state.options.special_tokens_at == SpecialTokensAt::kEnd) AddSpecialTokens(state);
+  TrainResult result;
+  result.model = std::make_unique<BpeModel>(std::move(state.model));
+  result.merge_counts = std::move(state.merge_counts);
+  result.stop_reason = std::move(state.stop_reason);
+  result.interrupted = state.interrupted;
+  result.phase_seconds = std::move(phases);
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<TrainResult> BpeTrainer::Train(WordSource words, const TrainControl& control) {
+  // More threads than cores are honoured (oversubscribed), not capped with a warning.
+  std::optional<tbb::global_control> parallelism;
+  if (options_.threads > 0) {
+    parallelism.emplace(tbb::global_control::max_allowed_parallelism,
+                        static_cast<size_t>(options_.threads));
+  }
+#ifdef __GLIBC__
+  // Give the memory that earlier stages (counting) freed back to the system before the trainer
+  // allocates its own, so that peak RSS is not their high-water mark plus ours.
+  malloc_trim(0);
+#endif
+  BpeState state(options_, control);
+  return Run(state, words);
+}
+
+}  // namespace tokenmill

@@ -1,0 +1,24 @@
+#include "train/trainer.h"
+
+#include "common/status_macros.h"
+#include "train/bpe/bpe_trainer.h"
+
+namespace tokenmill {
+
+absl::StatusOr<std::unique_ptr<Trainer>> MakeTrainer(const TrainerOptions& options) {
+  TM_RETURN_IF_ERROR(options.Validate());
+  switch (options.algorithm) {
+    case Algorithm::kBpe:
+      return std::unique_ptr<Trainer>(std::make_unique<BpeTrainer>(options));
+  }
+  return absl::InvalidArgumentError(
+      StrCat("algorithm ", static_cast<int>(options.algorithm), " is unknown"));
+}
+
+absl::StatusOr<TrainResult> Train(WordSource words, const TrainerOptions& options,
+                                  const TrainControl& control) {
+  TM_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer, MakeTrainer(options));
+  return trainer->Train(std::move(words), control);
+}
+
+}  // namespace tokenmill

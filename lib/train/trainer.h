@@ -1,0 +1,89 @@
+// Trainer: the interface every training algorithm implements (BPE now, in lib/train/bpe/;
+// WordPiece and Unigram to come), and the factory keyed on TrainerOptions::algorithm.
+//
+// A trainer learns a Model from a WordSource (the counted corpus) under a TrainControl that
+// sees every step, can stop training, and can hand over the steps an earlier run took (a
+// checkpoint's) so that training continues to the result one uninterrupted run gives.
+//
+// Contract shared by all trainers: the result does not depend on options.threads; falling short
+// of vocab_size (nothing left to learn, or min_frequency) is not an error (the result then holds
+// a valid model of the size reached and says why in stop_reason); a stop asked for by
+// after_step is not an error either (`interrupted`, the model so far).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "model/model.h"
+#include "train/trainer_options.h"
+#include "train/word_source.h"
+
+namespace tokenmill {
+
+// What a merge-based trainer (BPE) learned in one step.
+struct LearnedMerge {
+  std::string_view left, right;  // the merged tokens' bytes
+  uint64_t count = 0;            // the pair's count when chosen
+  TokenId id = 0;                // the id of the token it forms
+};
+
+// One step of training, as reported to TrainControl::after_step.
+struct TrainEvent {
+  size_t steps_done = 0;     // including this one
+  size_t steps_planned = 0;  // steps that reach vocab_size (training may stop sooner)
+  bool replayed = false;     // a step of an earlier run (TrainControl::resume), not searched for
+  // Merge-based trainers: the merge of this step (null for other kinds of step).
+  const LearnedMerge* merge = nullptr;
+};
+
+// The steps an earlier run of the same training took (on the same words, with the same
+// result-changing options), as its checkpoint holds them.
+struct PriorSteps {
+  // Merge-based trainers: the merges in order, as (left bytes, right bytes), and the pair count
+  // of each when it was chosen (0 or absent: not known).
+  std::vector<std::pair<std::string, std::string>> merges;
+  std::vector<uint64_t> merge_counts;
+  bool empty() const { return merges.empty(); }
+};
+
+// Hooks that let a caller observe, interrupt and resume training. All optional.
+struct TrainControl {
+  // Restored, not searched again, before training continues; the result equals one
+  // uninterrupted run's. Steps that do not fit the words make training fail. The restored
+  // steps are reported to after_step (replayed = true).
+  PriorSteps resume;
+  // Called after each step. Returning false stops training at once.
+  std::function<bool(const TrainEvent&)> after_step;
+};
+
+struct TrainResult {
+  std::unique_ptr<Model> model;
+  // Merge-based trainers: the pair count of each merge when it was chosen.
+  std::vector<uint64_t> merge_counts;
+  std::string stop_reason;  // why training stopped, in words
+  bool interrupted = false;  // TrainControl::after_step asked to stop
+  // Wall time of each phase, in order: (name, seconds).
+  std::vector<std::pair<std::string, double>> phase_seconds;
+};
+
+class Trainer {
+ public:
+  virtual ~Trainer() = default;
+  virtual absl::StatusOr<TrainResult> Train(WordSource words, const TrainControl& control) = 0;
+};
+
+// The trainer of options.algorithm. Fails when the options are invalid.
+absl::StatusOr<std::unique_ptr<Trainer>> MakeTrainer(const TrainerOptions& options);
+
+// MakeTrainer(options), then Train(words, control).
+absl::StatusOr<TrainResult> Train(WordSource words, const TrainerOptions& options,
+                                  const TrainControl& control = {});
+
+}  // namespace tokenmill
