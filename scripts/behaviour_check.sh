@@ -64,7 +64,7 @@ interrupt() {
   "$bin" train --vocab-size "$vocab" --output "$dir/int.json" --checkpoint-every 1000 --quiet \
     "$corpus" 2>/dev/null &
   local pid=$!
-  sleep "$(printf '%d.%03d' $((ms / 2000)) $((ms / 2 % 1000)))"
+  sleep "$(printf '%d.%03d' $((ms * 7 / 10000)) $((ms * 7 / 10 % 1000)))"
   kill -INT "$pid" 2>/dev/null || true
   wait "$pid" || rc=$?
   if [[ $rc == 130 ]]; then

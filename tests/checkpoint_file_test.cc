@@ -14,6 +14,8 @@
 #include <random>
 
 #include "checkpoint/checkpoint.h"
+#include "driver/describe.h"
+#include "driver/stored_options.h"
 #include "common/file_util.h"
 #include "reference/trained_bpe.h"
 #include "train/trainer.h"
@@ -26,8 +28,12 @@ using ::testing::HasSubstr;
 
 Checkpoint SampleCheckpoint() {
   Checkpoint c;
-  c.settings = {{"vocab-size", "300"}, {"preset", "gpt2"}, {"special-token", "<|a|>"},
-                {"special-token", "<|b|>"}};
+  TrainingRunOptions options;
+  options.trainer.vocab_size = 300;
+  options.corpus.pretokenizer.preset = "gpt2";
+  options.corpus.special_tokens = {"<|a|>", "<|b|>"};
+  options.Harmonize();
+  StoreOptions(options, c);
   c.corpus_files = {{"corpus.txt", 1234, 1700000000123456789}, {"more.txt", 5, 42}};
   c.documents = 7;
   c.corpus_bytes = 1239;
@@ -52,7 +58,10 @@ TEST(CheckpointFile, RoundTripsEveryField) {
   Checkpoint c = SampleCheckpoint();
   auto parsed = ParseCheckpoint(Serialize(c), "mem");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  EXPECT_EQ(parsed->settings, c.settings);
+  EXPECT_EQ(parsed->model_type, c.model_type);
+  EXPECT_EQ(parsed->trainer_options, c.trainer_options);
+  EXPECT_EQ(parsed->corpus_options, c.corpus_options);
+  EXPECT_EQ(parsed->run_options, c.run_options);
   EXPECT_EQ(parsed->corpus_files, c.corpus_files);
   EXPECT_EQ(parsed->documents, c.documents);
   EXPECT_EQ(parsed->corpus_bytes, c.corpus_bytes);
@@ -61,7 +70,10 @@ TEST(CheckpointFile, RoundTripsEveryField) {
   EXPECT_EQ(parsed->merge_counts, c.merge_counts);
   EXPECT_EQ(parsed->finished, c.finished);
   EXPECT_EQ(parsed->created_unix_seconds, c.created_unix_seconds);
-  EXPECT_EQ(SettingValue(*parsed, "special-token"), "<|a|>");
+  absl::StatusOr<TrainingRunOptions> stored = StoredOptions(*parsed, "mem");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->corpus.special_tokens, (std::vector<std::string>{"<|a|>", "<|b|>"}));
+  EXPECT_EQ(stored->trainer.vocab_size, 300u);
   EXPECT_THAT(DescribeCheckpoint(*parsed), HasSubstr("merges done: 3 of a target vocabulary of 300"));
 }
 
@@ -164,6 +176,8 @@ TEST(CheckpointFile, TheTableGoesToItsOwnFileOnce) {
   testing::TempDir dir;
   std::string path = dir.File("run.ckpt");
   Checkpoint c = SampleCheckpoint();
+  // A table of some size, so that the sizes below tell whether CKPT holds it.
+  for (int i = 0; i < 100; ++i) c.words.Add("word" + std::to_string(i * 7919), i + 1);
   CheckpointWriter writer;
   ASSERT_TRUE(writer.SetWordTable(c.words).ok());
   Checkpoint without_table = c;
@@ -368,7 +382,9 @@ TEST(CheckpointFile, VersionThreeCheckpointsResumeExactly) {
     options.vocab_size = vocab;
     auto uninterrupted = Train(WordSource::Borrow(checkpoint->words), options);
     ASSERT_TRUE(uninterrupted.ok()) << uninterrupted.status();
-    if (vocab == 400) EXPECT_EQ(uninterrupted->merge_counts, checkpoint->merge_counts);
+    if (vocab == 400) {
+      EXPECT_EQ(uninterrupted->merge_counts, checkpoint->merge_counts);
+    }
     TrainControl resume;
     resume.resume.merges = checkpoint->merges;
     resume.resume.merge_counts = checkpoint->merge_counts;

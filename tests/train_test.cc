@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/option_error.h"
 #include "count/word_counts.h"
 #include "reference/reference_trainer.h"
 #include "reference/trained_bpe.h"
@@ -376,7 +377,7 @@ TEST(TrainBpe, MinFrequencyStopsAtTheFirstRarerPair) {
   absl::StatusOr<TrainResult> result = Train(WordSource::Borrow(ToCounts(words)), options);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->merge_counts, (std::vector<uint64_t>{10, 5}));
-  EXPECT_THAT(result->stop_reason, HasSubstr("occurs 4 times, below --min-frequency 5"));
+  EXPECT_THAT(result->stop_reason, HasSubstr("occurs 4 times, below min_frequency 5"));
   EXPECT_THAT(result->stop_reason, HasSubstr("stopped at vocab size 258 of the 300"));
 }
 
@@ -406,13 +407,13 @@ TEST(TrainBpe, VocabSmallerThanAlphabetPlusSpecialsIsAnError) {
   absl::StatusOr<TrainResult> result = Train(WordSource::Borrow(ToCounts({{"ab", 1}})), options);
   ASSERT_FALSE(result.ok());
   EXPECT_THAT(std::string(result.status().message()),
-              HasSubstr("--vocab-size 257 is smaller than the 256 byte tokens plus 2 special"));
+              HasSubstr("vocab_size 257 is smaller than the 256 byte tokens plus 2 special"));
   options.hf_compat = true;
   options.vocab_size = 3;  // alphabet {a, b} + 2 specials = 4
   result = Train(WordSource::Borrow(ToCounts({{"ab", 1}})), options);
   ASSERT_FALSE(result.ok());
   EXPECT_THAT(std::string(result.status().message()),
-              HasSubstr("--vocab-size 3 is smaller than the alphabet (2 byte tokens) plus 2"));
+              HasSubstr("vocab_size 3 is smaller than the alphabet (2 byte tokens) plus 2"));
 }
 
 TEST(TrainBpe, VocabLargerThanTheCorpusSuppliesStopsWithAValidModel) {
@@ -441,13 +442,16 @@ TEST(TrainBpe, CorpusWithoutPairsIsAnError) {
 TEST(TrainBpe, ConflictingOptionsAreErrors) {
   TrainerOptions options;
   options.max_token_length = 1;
-  EXPECT_THAT(std::string(options.Validate().message()), HasSubstr("--max-token-length 1"));
+  EXPECT_THAT(std::string(options.Validate().message()), HasSubstr("max_token_length 1"));
   options = {};
   options.special_tokens = {"<a>", "<a>"};
   EXPECT_THAT(std::string(options.Validate().message()), HasSubstr("given twice"));
   options = {};
   options.threads = -1;
-  EXPECT_THAT(std::string(options.Validate().message()), HasSubstr("--threads"));
+  EXPECT_THAT(std::string(options.Validate().message()), HasSubstr("threads must be 0"));
+  // Errors name the option by its library name, for front ends to show their own way.
+  EXPECT_TRUE(IsOptionError(options.Validate()));
+  EXPECT_EQ(OptionNamesOf(options.Validate()), std::vector<std::string>{"threads"});
 }
 
 // ---- interrupt and resume ------------------------------------------------------------------

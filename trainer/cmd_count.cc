@@ -83,12 +83,13 @@ int RunCount(int argc, char** argv) {
     PrintError("count", s);
     return kExitFailure;
   }
-  if (absl::Status s = ValidateCountCorpusOptions(options.corpus); !s.ok()) {
-    PrintError("count", s);
+  absl::StatusOr<CorpusPlan> plan = PlanCorpus(options.corpus);
+  if (!plan.ok()) {
+    PrintError("count", plan.status());
     return kExitFailure;
   }
   auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<CorpusCounts> counts = CountCorpus(options.corpus);
+  absl::StatusOr<CorpusCounts> counts = CountCorpus(*std::move(plan));
   if (!counts.ok()) {
     PrintError("count", counts.status());
     return kExitFailure;

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_format.h"
 #include "checkpoint/checkpoint.h"
+#include "driver/describe.h"
 #include "commands.h"
 #include "count/counts_file.h"
 #include "common/file_util.h"
@@ -20,6 +21,7 @@
 #include "model/model_file.h"
 #include "model/model_stats.h"
 #include "model/text_display.h"
+#include "option_flags.h"
 #include "pretokenize/presets.h"
 
 namespace tokenmill::cli {
@@ -66,7 +68,11 @@ bool RecognizeCheckpoint(const std::string& path, std::string_view) { return IsC
 int PrintCheckpoint(const std::string& path, const InspectCommandOptions&) {
   absl::StatusOr<Checkpoint> checkpoint = ReadCheckpoint(path);
   if (!checkpoint.ok()) return PrintDescription(checkpoint.status());
-  return PrintDescription(DescribeCheckpoint(*checkpoint));
+  // Options as flags; those without one (the algorithm, the units, the inputs) by name.
+  return PrintDescription(DescribeCheckpoint(*checkpoint, [](std::string_view name) {
+    const std::string flag = FlagOf(name);
+    return flag.empty() ? std::string(name) : "--" + flag;
+  }));
 }
 
 // ---- tokenizers (tokenizer.json, .tiktoken, tiktoken sidecar) ----------------

@@ -138,6 +138,14 @@ absl::Status FlagSet::Set(std::string_view name, std::string_view value) {
   return absl::InvalidArgumentError(StrCat("unknown flag '--", name, "'"));
 }
 
+std::vector<std::string> FlagSet::SetFlags() const {
+  std::vector<std::string> names;
+  for (const Flag& f : flags_) {
+    if (f.was_set) names.push_back(f.name);
+  }
+  return names;
+}
+
 bool FlagSet::WasSet(std::string_view name) const {
   for (const Flag& f : flags_) {
     if (f.name == name) return f.was_set;

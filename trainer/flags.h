@@ -58,6 +58,8 @@ class FlagSet {
   // Sets one flag from text as the command line would ("--name=value"), marking it as set.
   absl::Status Set(std::string_view name, std::string_view value);
   bool WasSet(std::string_view name) const;
+  // The flags set by Parse or Set, in the order they were added.
+  std::vector<std::string> SetFlags() const;
   std::string Help() const;
 
  private:
@@ -83,8 +85,7 @@ class FlagSet {
 
 // Prints "tokenmill <command>: error: <message>" on stderr.
 void PrintError(std::string_view command, std::string_view message);
-inline void PrintError(std::string_view command, const absl::Status& status) {
-  PrintError(command, std::string_view(status.message().data(), status.message().size()));
-}
+// The same for a library error, with the options it names shown as flags (option_flags.h).
+void PrintError(std::string_view command, const absl::Status& status);
 
 }  // namespace tokenmill::cli

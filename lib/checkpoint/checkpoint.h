@@ -1,41 +1,13 @@
-// Checkpoints: everything an interrupted `tokenmill train` needs to continue to the identical
-// result without re-reading the corpus.
-//
-// A checkpoint that `tokenmill train` writes is two files: CKPT (settings, fingerprint, merges:
-// small, rewritten at every checkpoint) and CKPT.words (the word-count table: tens of MB,
-// written once per run, since it never changes during one). Rewriting the table every 1000
-// merges cost 1.8 s of system time on poetry (31 writes of 33 MB).
-//
-// CKPT layout (all integers little-endian):
-//   "TMCKPT\r\n"                      8 magic bytes
-//   fixed32 format version            (kCheckpointFormatVersion; versions 1-3 are still read)
-//   fixed32 header size, header bytes (settings, corpus fingerprint, counters, frame sizes,
-//                                      and since version 2 where the table is: inline, or the
-//                                      name of its file with the CRC-32 of its frame)
-//   fixed32 CRC-32 of everything above
-//   words frame                       inline tables only. zstd (with its content checksum)
-//   merges frames                     zstd (each with its content checksum): the merges so far,
-//                                     each as (left bytes, right bytes) and since version 3 its
-//                                     pair count when it was chosen (0: not known). Since
-//                                     version 4 the frames' contents, one after another, are
-//                                     the merges (a run's writer compresses only the merges
-//                                     new since its last checkpoint, as a frame of its own);
-//                                     before, one frame held their number, then the merges
-//   fixed32 CRC-32 of the frame(s) above
-// CKPT.words layout:
-//   "TMWRDS\r\n"                      8 magic bytes
-//   fixed32 format version (1), fixed64 the table's hash (as in CKPT's header)
-//   words frame                       zstd: the word-count table
-//   fixed32 CRC-32 of the frame
-// Nothing may follow. Readers check magic, version, every CRC, the frames' checksums, every
-// length, and the word table's hash (which also tells whether CKPT.words belongs to CKPT), and
-// fail with a message that names the file and what is wrong: a damaged or foreign file is
-// never read as a checkpoint. Serialize() gives the one-file form (table inline), which
-// ParseCheckpoint reads too.
+// Checkpoints: everything an interrupted training run needs to continue to the identical
+// result without re-reading the corpus. The file layout is in format.h; reader.cc parses it,
+// writer.cc writes it. What the stored options mean, when a checkpoint is written and how a
+// run resumes from one is lib/driver's.
 //
 // Writing is atomic (temporary file in the same folder, fsync, rename, fsync of the folder):
 // CKPT.words is complete before the first CKPT of a run that names it, so the previous
-// checkpoint of the run stays valid until the new one is complete.
+// checkpoint of the run stays valid until the new one is complete. Reading fails with a
+// message that names the file and what is wrong: a damaged or foreign file is never read as a
+// checkpoint.
 #pragma once
 
 #include <cstdint>
@@ -47,12 +19,14 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "checkpoint/format.h"
 #include "common/file_util.h"
 #include "count/word_counts.h"
+#include "model/model.h"
 
 namespace tokenmill {
 
-inline constexpr uint32_t kCheckpointFormatVersion = 4;
+inline constexpr uint32_t kCheckpointFormatVersion = checkpoint_format::kVersion;
 
 // One corpus file as it was when counted.
 struct CorpusFileStamp {
@@ -63,8 +37,14 @@ struct CorpusFileStamp {
 };
 
 struct Checkpoint {
-  // The train command's effective settings as (flag name, value) pairs, in flag order.
-  std::vector<std::pair<std::string, std::string>> settings;
+  // What is trained.
+  ModelType model_type = ModelType::kBpe;
+  // The run's options (format 5): each options struct's fields, as common/option_fields.h
+  // encodes them (lib/driver says which struct is which and decodes them).
+  std::string trainer_options, corpus_options, run_options;
+  // Formats 1-4 instead: the train command's settings as (flag name, value) pairs, in flag
+  // order, as tokenmill 0.1.0 stored them (lib/driver converts them).
+  std::vector<std::pair<std::string, std::string>> legacy_settings;
   std::vector<CorpusFileStamp> corpus_files;
   uint64_t documents = 0;
   uint64_t corpus_bytes = 0;
@@ -74,7 +54,7 @@ struct Checkpoint {
   std::vector<std::pair<std::string, std::string>> merges;  // (left bytes, right bytes) in order
   // The pair count of each merge when it was chosen, parallel to `merges` (0: not known, as in
   // checkpoints of format version 1 and 2, where this is empty). Resuming checks them against
-  // the words and needs them only for merges of a token with itself (see bpe_trainer.h).
+  // the words and needs them only for merges of a token with itself (lib/train/bpe/replay.h).
   std::vector<uint64_t> merge_counts;
   // The merges as stored (CheckpointWriter::AppendMerge's form, one after another, with 0 for
   // the counts that formats 1 and 2 lack) and how many they are: filled in by ParseCheckpoint
@@ -97,9 +77,6 @@ struct Checkpoint {
 
 // Where the word table of the checkpoint at `checkpoint_path` is written: CKPT.words.
 std::string WordTablePath(const std::string& checkpoint_path);
-
-// The value of setting `name`, or "" when absent. For repeated settings, the first.
-std::string SettingValue(const Checkpoint& checkpoint, std::string_view name);
 
 // Serialises checkpoints. The word table does not change during a run, so a training run gives
 // it to the writer once (SetWordTable), which compresses it and reuses the frame for every
@@ -126,7 +103,8 @@ class CheckpointWriter {
 
   // The one-file form (table inline): with the table given to SetWordTable if any, else with
   // checkpoint.words (whose frame is then kept for the next call while the table stays the
-  // same object with the same totals).
+  // same object with the same totals). Always the current format: legacy_settings are not
+  // written.
   absl::StatusOr<std::string> Serialize(const Checkpoint& checkpoint);
   // Atomic writes of WordTablePath(path), when this writer has not written the table there
   // yet, and then of `path` (the table's frame is written from where it is held, not copied).
@@ -151,6 +129,12 @@ class CheckpointWriter {
   };
   absl::StatusOr<Parts> BuildParts(const Checkpoint& checkpoint, std::string_view merges_raw,
                                    uint64_t merge_count, std::string_view words_name);
+  // Makes sure the writer holds a compressed table (checkpoint.words, unless pinned).
+  absl::Status PrepareTable(const WordCounts& words);
+  // The merges frames for `merges_raw`, compressing only what extends the last write's.
+  absl::StatusOr<std::string_view> MergesFrames(std::string_view merges_raw);
+  std::string Header(const Checkpoint& checkpoint, uint64_t merge_count, uint64_t merges_size,
+                     std::string_view words_name) const;
   absl::Status CacheTable(const WordCounts& words);
   // Compresses what SerializeWordTable copied.
   absl::Status CompressWordTable();
@@ -167,9 +151,9 @@ class CheckpointWriter {
   uint64_t words_hash_ = 0;
   bool has_frame_ = false;
   std::string table_written_to_;  // the table file that holds words_frame_ ("": none yet)
-  // The merges of the last write, serialized, and their frames (format 4: one per write that
-  // added merges). Linux_c_100m with a checkpoint every 1000 merges recompressed the whole
-  // list 30 times; now each write compresses about 1000 merges.
+  // The merges of the last write, serialized, and their frames (one per write that added
+  // merges). Linux_c_100m with a checkpoint every 1000 merges recompressed the whole list 30
+  // times; now each write compresses about 1000 merges.
   std::string merges_raw_;
   std::string merges_frames_;
 };
@@ -195,9 +179,5 @@ bool IsCheckpointFile(const std::string& path);
 
 // Stamps (size, modification time) of the given files, for the corpus fingerprint.
 absl::StatusOr<std::vector<CorpusFileStamp>> StampFiles(const std::vector<std::string>& paths);
-
-// Human-readable summary for `tokenmill inspect`: settings, merges done of target, corpus
-// fingerprint, sizes.
-std::string DescribeCheckpoint(const Checkpoint& checkpoint);
 
 }  // namespace tokenmill

@@ -227,4 +227,16 @@ absl::Status WriteFileAtomically(const std::string& path,
   return absl::OkStatus();
 }
 
+void RemoveStaleTemporaries(const std::string& path) {
+  std::filesystem::path target(path);
+  std::filesystem::path dir = target.parent_path().empty() ? "." : target.parent_path();
+  std::string prefix = target.filename().string() + ".tmp.";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().filename().string().starts_with(prefix) && entry.is_regular_file(ec)) {
+      std::filesystem::remove(entry.path(), ec);
+    }
+  }
+}
+
 }  // namespace tokenmill

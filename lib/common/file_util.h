@@ -55,4 +55,8 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view conte
 // memory: a large body need not be copied next to its header).
 absl::Status WriteFileAtomically(const std::string& path, std::span<const std::string_view> pieces);
 
+// A run killed (SIGKILL, power loss) while writing PATH atomically leaves its temporary file
+// PATH.tmp.XXXXXX behind; this removes such files. Call it before writing PATH again.
+void RemoveStaleTemporaries(const std::string& path);
+
 }  // namespace tokenmill

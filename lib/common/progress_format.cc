@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "common/option_error.h"
 #include "common/strings.h"
 
 namespace tokenmill {
@@ -21,8 +22,8 @@ absl::StatusOr<ProgressFormat> ParseProgressFormat(std::string_view name) {
                            ProgressFormat::kJson}) {
     if (ProgressFormatName(f) == name) return f;
   }
-  return absl::InvalidArgumentError(
-      StrCat("--progress must be auto, bar, json or none, not '", name, "'"));
+  return OptionError(StrCat("progress must be auto, bar, json or none, not '", name, "'"),
+                     {"progress"});
 }
 
 ProgressFormat ResolveProgressFormat(ProgressFormat format) {

@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "common/file_util.h"
 #include "common/status_macros.h"
+#include "common/option_error.h"
 #include "common/strings.h"
 
 namespace tokenmill {
@@ -131,12 +132,13 @@ absl::Status AddFolder(const std::string& folder, const InputSelection& selectio
   if (found.empty()) {
     std::string filters;
     if (!selection.include.empty()) {
-      StrAppend(&filters, " matching --include ", absl::StrJoin(selection.include, ","));
+      StrAppend(&filters, " matching include ", absl::StrJoin(selection.include, ","));
     }
     if (!selection.exclude.empty()) {
-      StrAppend(&filters, " not matching --exclude ", absl::StrJoin(selection.exclude, ","));
+      StrAppend(&filters, " not matching exclude ", absl::StrJoin(selection.exclude, ","));
     }
-    return absl::NotFoundError(StrCat("folder '", folder, "' holds no files", filters));
+    return MentioningOptions(absl::NotFoundError(StrCat("folder '", folder, "' holds no files", filters)),
+                             {"include", "exclude"});
   }
   std::sort(found.begin(), found.end());
   for (const std::string& path : found) {

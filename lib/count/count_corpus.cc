@@ -8,8 +8,10 @@
 #include <tuple>
 
 #include "absl/strings/str_join.h"
+#include "common/option_error.h"
 #include "common/status_macros.h"
 #include "common/version.h"
+#include "pretokenize/pretokenizer_config_codec.h"
 #include "common/strings.h"
 #include "corpus/batch_reader.h"
 #include "corpus/input_files.h"
@@ -272,8 +274,9 @@ absl::Status CorpusCounter::Describe(Located problem) const {
   } else {
     StrAppend(&where, " at byte ", problem.offset);
   }
-  std::string hint = options_.skip_bad_records ? "" : " (--skip-bad-records skips such records)";
-  return absl::InvalidArgumentError(StrCat(where, ": ", problem.detail, hint));
+  std::string hint = options_.skip_bad_records ? "" : " (skip_bad_records skips such records)";
+  return MentioningOptions(absl::InvalidArgumentError(StrCat(where, ": ", problem.detail, hint)),
+                           {"text_field", "skip_bad_records"});
 }
 
 CutRule CutRuleFor(const InputFile& input, const CountCorpusOptions& options) {
@@ -291,25 +294,59 @@ absl::Status CheckCompatible(const std::string& path, const CountsFileHeader& he
                              const CountCorpusOptions& options) {
   std::string pattern = EffectivePattern(options.pretokenizer);
   if (header.pattern != pattern || header.pretokenizer.preset != options.pretokenizer.preset) {
-    return absl::InvalidArgumentError(StrCat(
-        "'", path, "' was counted with pre-tokenizer '", header.pretokenizer.preset,
-        "' but this run uses '", options.pretokenizer.preset,
-        "': word counts only add up under the same pre-tokenizer (pass --preset ",
-        header.pretokenizer.preset, ")"));
+    return MentioningOptions(
+        absl::InvalidArgumentError(StrCat(
+            "'", path, "' was counted with pre-tokenizer '", header.pretokenizer.preset,
+            "' but this run uses '", options.pretokenizer.preset,
+            "': word counts only add up under the same pre-tokenizer (pass pretokenizer ",
+            header.pretokenizer.preset, ")")),
+        {"pretokenizer"});
   }
   std::vector<std::string> theirs = header.special_tokens, ours = options.special_tokens;
   std::sort(theirs.begin(), theirs.end());
   std::sort(ours.begin(), ours.end());
   if (theirs != ours) {
-    return absl::InvalidArgumentError(StrCat(
-        "'", path, "' was counted with special tokens [", absl::StrJoin(header.special_tokens, " "),
-        "] but this run uses [", absl::StrJoin(options.special_tokens, " "),
-        "]: pass the same --special-token flags"));
+    return MentioningOptions(
+        absl::InvalidArgumentError(StrCat(
+            "'", path, "' was counted with special tokens [",
+            absl::StrJoin(header.special_tokens, " "), "] but this run uses [",
+            absl::StrJoin(options.special_tokens, " "), "]: pass the same special_tokens")),
+        {"special_tokens"});
   }
   return absl::OkStatus();
 }
 
 }  // namespace
+
+template <>
+struct EnumNames<ProgressFormat> {
+  static constexpr std::pair<std::string_view, ProgressFormat> kNames[] = {
+      {"auto", ProgressFormat::kAuto}, {"none", ProgressFormat::kNone},
+      {"bar", ProgressFormat::kBar}, {"json", ProgressFormat::kJson}};
+};
+
+std::span<const OptionField<CountCorpusOptions>> CountCorpusOptions::Fields() {
+  using O = CountCorpusOptions;
+  using E = OptionEffect;
+  // Tags are stable: never renumber one, never reuse one of a removed field.
+  static const OptionField<O> kFields[] = {
+      Field<&O::inputs>(1, "inputs", E::kChangesResult),
+      Field<&O::counts_files>(2, "counts_files", E::kChangesResult),
+      Field<&O::pretokenizer>(3, "pretokenizer", E::kChangesResult),
+      Field<&O::special_tokens>(4, "special_tokens", E::kChangesResult),
+      Field<&O::threads>(5, "threads", E::kNone),
+      Field<&O::doc_mode>(6, "doc_mode", E::kChangesResult),
+      Field<&O::text_field>(7, "text_field", E::kChangesResult),
+      Field<&O::input_format>(8, "input_format", E::kChangesResult),
+      Field<&O::include>(9, "include", E::kChangesResult),
+      Field<&O::exclude>(10, "exclude", E::kChangesResult),
+      Field<&O::skip_bad_records>(11, "skip_bad_records", E::kChangesResult),
+      Field<&O::progress>(12, "progress", E::kNone),
+      Field<&O::shard_bytes>(13, "shard_bytes", E::kNone),
+      Field<&O::batch_bytes>(14, "batch_bytes", E::kNone),
+  };
+  return kFields;
+}
 
 int ThreadCount(int requested) {
   return requested > 0 ? requested : std::max(1, tbb::info::default_concurrency());
@@ -330,31 +367,51 @@ CountTotals CorpusCounts::Totals() const {
 
 absl::Status ValidateCountCorpusFlags(const CountCorpusOptions& options) {
   if (options.doc_mode != "line" && options.doc_mode != "file") {
-    return absl::InvalidArgumentError(
-        StrCat("--doc-mode must be line or file, not '", options.doc_mode, "'"));
+    return OptionError(StrCat("doc_mode must be line or file, not '", options.doc_mode, "'"),
+                       {"doc_mode"});
   }
-  if (options.text_field.empty()) return absl::InvalidArgumentError("--text-field must not be empty");
-  if (options.threads < 0) return absl::InvalidArgumentError("--threads must be 0 (all cores) or more");
+  if (options.text_field.empty()) return OptionError("text_field must not be empty", {"text_field"});
+  if (options.threads < 0) return OptionError("threads must be 0 (all cores) or more", {"threads"});
   return absl::OkStatus();
 }
 
-absl::Status ValidateCountCorpusOptions(const CountCorpusOptions& options) {
+std::vector<std::string> CorpusPlan::Paths() const {
+  std::vector<std::string> paths;
+  for (const InputFile& f : inputs) paths.push_back(f.path);
+  paths.insert(paths.end(), counts_files.begin(), counts_files.end());
+  return paths;
+}
+
+absl::StatusOr<CorpusPlan> PlanCorpus(const CountCorpusOptions& options) {
   TM_RETURN_IF_ERROR(ValidateCountCorpusFlags(options));
   SortedInputs sorted = SortInputs(options);
   if (sorted.corpus.empty() && sorted.counts_files.empty()) {
-    return absl::InvalidArgumentError("no inputs given (files, folders, globs, - or --counts)");
+    return OptionError("no inputs given (files, folders, globs, - or counts_files)",
+                       {"counts_files"});
   }
+  CorpusPlan plan;
+  plan.options = options;
   InputSelection selection{options.include, options.exclude, options.input_format};
-  TM_RETURN_IF_ERROR(ResolveInputs(sorted.corpus, selection).status());
+  TM_ASSIGN_OR_RETURN(plan.inputs, ResolveInputs(sorted.corpus, selection));
   for (const std::string& path : sorted.counts_files) {
     TM_ASSIGN_OR_RETURN(CountsFileHeader header, ReadCountsFileHeader(path));
     TM_RETURN_IF_ERROR(CheckCompatible(path, header, options));
   }
-  return absl::OkStatus();
+  plan.counts_files = std::move(sorted.counts_files);
+  return plan;
+}
+
+absl::Status ValidateCountCorpusOptions(const CountCorpusOptions& options) {
+  return PlanCorpus(options).status();
 }
 
 absl::StatusOr<CorpusCounts> CountCorpus(const CountCorpusOptions& options) {
-  TM_RETURN_IF_ERROR(ValidateCountCorpusOptions(options));
+  TM_ASSIGN_OR_RETURN(CorpusPlan plan, PlanCorpus(options));
+  return CountCorpus(std::move(plan));
+}
+
+absl::StatusOr<CorpusCounts> CountCorpus(CorpusPlan plan) {
+  const CountCorpusOptions& options = plan.options;
   const ProgressFormat progress = options.progress;
   TM_ASSIGN_OR_RETURN(std::unique_ptr<PreTokenizer> pretokenizer,
                       PreTokenizer::Create(options.pretokenizer));
@@ -362,10 +419,7 @@ absl::StatusOr<CorpusCounts> CountCorpus(const CountCorpusOptions& options) {
   if (!options.special_tokens.empty()) {
     TM_ASSIGN_OR_RETURN(specials, SpecialTokenMatcher::Create(options.special_tokens));
   }
-  SortedInputs sorted = SortInputs(options);
-  InputSelection selection{options.include, options.exclude, options.input_format};
-  TM_ASSIGN_OR_RETURN(std::vector<InputFile> inputs, ResolveInputs(sorted.corpus, selection));
-
+  std::vector<InputFile> inputs = std::move(plan.inputs);
   CorpusCounts result;
   result.files = inputs.size();
   if (!inputs.empty()) {
@@ -384,7 +438,7 @@ absl::StatusOr<CorpusCounts> CountCorpus(const CountCorpusOptions& options) {
     CorpusCounter counter(options, *pretokenizer, specials.get(), reader);
     TM_RETURN_IF_ERROR(counter.Run(threads, progress, result));
   }
-  for (const std::string& path : sorted.counts_files) {
+  for (const std::string& path : plan.counts_files) {
     TM_ASSIGN_OR_RETURN(CountsFileHeader header, ReadCountsFile(path, &result.words));
     const CountTotals& t = header.totals;
     result.files += t.files;

@@ -14,11 +14,14 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/option_fields.h"
 #include "common/progress_format.h"
+#include "corpus/input_files.h"
 #include "count/counts_file.h"
 #include "count/word_counts.h"
 #include "pretokenize/pretokenizer_config.h"
@@ -42,6 +45,10 @@ struct CountCorpusOptions {
   ProgressFormat progress = ProgressFormat::kAuto;  // on stderr
   size_t shard_bytes = size_t{4} << 20;  // uncompressed files are read in shards this big
   size_t batch_bytes = size_t{2} << 20;  // compressed inputs are handed out in batches this big
+
+  // Every field, with its stable tag and effect (common/option_fields.h). The words counted
+  // depend neither on threads nor on the shard and batch sizes.
+  static std::span<const OptionField<CountCorpusOptions>> Fields();
 };
 
 struct CorpusCounts {
@@ -57,11 +64,26 @@ struct CorpusCounts {
   CountTotals Totals() const;
 };
 
-// Checks the option values alone (a failure is a usage error: the message names the flag).
+// Checks the option values alone (a failure is an OptionError naming the option).
 absl::Status ValidateCountCorpusFlags(const CountCorpusOptions& options);
-// Checks the options and that every input exists (without reading the corpus).
+
+// A corpus checked and resolved, ready to count: the options, the input files (folders and
+// globs expanded, in reading order) and the word-count files to add (found compatible).
+struct CorpusPlan {
+  CountCorpusOptions options;
+  std::vector<InputFile> inputs;
+  std::vector<std::string> counts_files;
+  // Every file that will be read: the inputs, then the word-count files.
+  std::vector<std::string> Paths() const;
+};
+// Checks the options and that every input exists, without reading the corpus.
+absl::StatusOr<CorpusPlan> PlanCorpus(const CountCorpusOptions& options);
+// PlanCorpus(options).status().
 absl::Status ValidateCountCorpusOptions(const CountCorpusOptions& options);
 
+// Counts a planned corpus (the options and inputs are not checked again).
+absl::StatusOr<CorpusCounts> CountCorpus(CorpusPlan plan);
+// PlanCorpus, then CountCorpus of the plan.
 absl::StatusOr<CorpusCounts> CountCorpus(const CountCorpusOptions& options);
 
 // The threads a `threads` option asks for: itself when positive, else all cores (at least 1).

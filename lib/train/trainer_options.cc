@@ -1,35 +1,71 @@
 #include "train/trainer_options.h"
 
 #include "absl/container/flat_hash_set.h"
+#include "common/option_error.h"
 #include "common/strings.h"
+#include "pretokenize/pretokenizer_config_codec.h"
 
 namespace tokenmill {
 
+template <>
+struct EnumNames<Algorithm> {
+  static constexpr std::pair<std::string_view, Algorithm> kNames[] = {{"bpe", Algorithm::kBpe}};
+};
+template <>
+struct EnumNames<UnitKind> {
+  static constexpr std::pair<std::string_view, UnitKind> kNames[] = {{"byte", UnitKind::kByte}};
+};
+template <>
+struct EnumNames<SpecialTokensAt> {
+  static constexpr std::pair<std::string_view, SpecialTokensAt> kNames[] = {
+      {"start", SpecialTokensAt::kStart}, {"end", SpecialTokensAt::kEnd}};
+};
+
 std::string_view AlgorithmName(Algorithm algorithm) {
-  switch (algorithm) {
-    case Algorithm::kBpe: return "bpe";
+  for (const auto& [name, value] : EnumNames<Algorithm>::kNames) {
+    if (value == algorithm) return name;
   }
   return "?";
 }
 
+std::span<const OptionField<TrainerOptions>> TrainerOptions::Fields() {
+  using O = TrainerOptions;
+  using E = OptionEffect;
+  // Tags are stable: never renumber one, never reuse one of a removed field.
+  static const OptionField<O> kFields[] = {
+      Field<&O::algorithm>(1, "algorithm", E::kChangesResult),
+      Field<&O::units>(2, "units", E::kChangesResult),
+      Field<&O::vocab_size>(3, "vocab_size", E::kMayGrow),
+      Field<&O::min_frequency>(4, "min_frequency", E::kChangesResult),
+      Field<&O::max_token_length>(5, "max_token_length", E::kChangesResult),
+      Field<&O::pretokenizer>(6, "pretokenizer", E::kChangesResult),
+      Field<&O::special_tokens>(7, "special_tokens", E::kChangesResult),
+      Field<&O::special_tokens_at>(8, "special_tokens_at", E::kChangesResult),
+      Field<&O::hf_compat>(9, "hf_compat", E::kChangesResult),
+      Field<&O::threads>(10, "threads", E::kNone),
+  };
+  return kFields;
+}
+
 absl::Status TrainerOptions::Validate() const {
-  if (threads < 0) return absl::InvalidArgumentError("--threads must be 0 (all cores) or more");
+  if (threads < 0) return OptionError("threads must be 0 (all cores) or more", {"threads"});
   if (max_token_length == 1) {
-    return absl::InvalidArgumentError(
-        "--max-token-length 1 allows no merge (every merge forms at least 2 bytes); use 0 for "
-        "no limit or 2 and more");
+    return OptionError(
+        "max_token_length 1 allows no merge (every merge forms at least 2 bytes); use 0 for no "
+        "limit or 2 and more",
+        {"max_token_length"});
   }
   StringSet seen;
   for (const std::string& s : special_tokens) {
-    if (s.empty()) return absl::InvalidArgumentError("--special-token must not be empty");
+    if (s.empty()) return OptionError("special_tokens must not be empty", {"special_tokens"});
     if (!seen.insert(s).second) {
-      return absl::InvalidArgumentError(StrCat("--special-token '", s, "' is given twice"));
+      return OptionError(StrCat("special_tokens '", s, "' is given twice"), {"special_tokens"});
     }
   }
-  if (!hf_compat && vocab_size < 256 + special_tokens.size()) {
-    return absl::InvalidArgumentError(StrCat(
-        "--vocab-size ", vocab_size, " is smaller than the 256 byte tokens plus ",
-        special_tokens.size(), " special tokens"));
+  if (units == UnitKind::kByte && !hf_compat && vocab_size < 256 + special_tokens.size()) {
+    return OptionError(StrCat("vocab_size ", vocab_size, " is smaller than the 256 byte tokens plus ",
+                              special_tokens.size(), " special tokens"),
+                       {"vocab_size"});
   }
   return absl::OkStatus();
 }

@@ -1,5 +1,7 @@
 // TrainerOptions: every setting of training, with its default, in one place. The CLI's flags
-// take their defaults from here; Validate() is the one place they are checked.
+// take their defaults from here; Validate() is the one place they are checked; Fields() lists
+// them for checkpoints and resuming (common/option_fields.h), with their library names (the
+// members' names), which errors use.
 #pragma once
 
 #include <cstddef>
@@ -8,7 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include <span>
+
 #include "absl/status/status.h"
+#include "common/option_fields.h"
 #include "model/units.h"
 #include "pretokenize/pretokenizer_config.h"
 
@@ -50,7 +55,10 @@ struct TrainerOptions {
   // pair, when a pair left out could be the best, is exercised. Never changes the result.
   uint64_t resume_pair_floor = 0;
 
+  // Errors name the options (common/option_error.h).
   absl::Status Validate() const;
+  // Every field but resume_pair_floor (a test knob), with its stable tag.
+  static std::span<const OptionField<TrainerOptions>> Fields();
 };
 
 }  // namespace tokenmill

@@ -3,12 +3,13 @@
 //  mode 1: the file's bytes with both CRC-32s recomputed (header CRC after the header whose
 //          size is at offset 12; body CRC in the last 4 bytes), so mutations reach the header
 //          fields, the frame sizes and the zstd frames;
-//  mode 2: the description of a checkpoint (settings, files, words, merges) that is
+//  mode 2: the description of a checkpoint (option fields, files, words, merges) that is
 //          serialized (CheckpointWriter), then optionally one byte is flipped, and parsed;
 //  mode 3: a checkpoint whose table is in a file of its own: fixed32 n, n bytes of the table
 //          file, then the checkpoint file's bytes (CRCs recomputed as in mode 1).
 // Properties: an error naming the source or a checkpoint, never a crash; an unflipped
-// serialization parses back to the same checkpoint; DescribeCheckpoint works on any result.
+// serialization parses back to the same checkpoint; DescribeCheckpoint (which decodes the
+// stored options, or converts a legacy checkpoint's settings) works on any result.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <algorithm>
@@ -21,6 +22,9 @@
 
 #include "checkpoint/checkpoint.h"
 #include "common/file_util.h"
+#include "common/strings.h"
+#include "driver/describe.h"
+#include "driver/stored_options.h"
 #include "fuzz_util.h"
 
 namespace tokenmill {
@@ -56,9 +60,9 @@ void CheckParse(std::string_view bytes, const std::string* table_file = nullptr)
 
 void RoundTrip(FuzzedDataProvider& in) {
   Checkpoint c;
-  for (int i = in.ConsumeIntegralInRange(0, 4); i > 0; --i) {
-    c.settings.emplace_back(in.ConsumeRandomLengthString(16), in.ConsumeRandomLengthString(16));
-  }
+  c.trainer_options = in.ConsumeRandomLengthString(48);
+  c.corpus_options = in.ConsumeRandomLengthString(48);
+  c.run_options = in.ConsumeRandomLengthString(48);
   for (int i = in.ConsumeIntegralInRange(0, 3); i > 0; --i) {
     c.corpus_files.push_back({in.ConsumeRandomLengthString(32), in.ConsumeIntegral<uint64_t>(),
                               in.ConsumeIntegral<int64_t>()});
@@ -89,7 +93,9 @@ void RoundTrip(FuzzedDataProvider& in) {
   }
   absl::StatusOr<Checkpoint> parsed = ParseCheckpoint(*bytes, "fuzz.ckpt");
   if (!parsed.ok()) fuzz::Fail("a serialized checkpoint does not parse:", parsed.status().message());
-  if (parsed->settings != c.settings || parsed->corpus_files != c.corpus_files ||
+  if (parsed->trainer_options != c.trainer_options ||
+      parsed->corpus_options != c.corpus_options || parsed->run_options != c.run_options ||
+      parsed->corpus_files != c.corpus_files ||
       parsed->documents != c.documents || parsed->corpus_bytes != c.corpus_bytes ||
       !(parsed->words == c.words) || parsed->merges != c.merges ||
       parsed->finished != c.finished || parsed->created_unix_seconds != c.created_unix_seconds) {
@@ -97,11 +103,15 @@ void RoundTrip(FuzzedDataProvider& in) {
   }
 }
 
-// TOKENMILL_FUZZ_WRITE_SEEDS=DIR: writes the seed corpus (a small checkpoint for modes 0
-// and 1, a description for mode 2) to DIR and exits.
+// TOKENMILL_FUZZ_WRITE_SEEDS=DIR: writes the seed corpus (a small checkpoint of the current
+// format for modes 0 and 1, a description for mode 2) to DIR and exits.
 void WriteSeeds(const std::string& dir) {
   Checkpoint c;
-  c.settings = {{"vocab-size", "300"}, {"preset", "gpt2"}, {"special-token", "<|endoftext|>"}};
+  TrainingRunOptions options;
+  options.trainer.vocab_size = 300;
+  options.corpus.special_tokens = {"<|endoftext|>"};
+  options.Harmonize();
+  StoreOptions(options, c);
   c.corpus_files = {{"corpus.txt", 1234, 1700000000123456789}};
   c.documents = 2;
   c.corpus_bytes = 30;
@@ -114,7 +124,9 @@ void WriteSeeds(const std::string& dir) {
   CheckpointWriter writer;
   absl::StatusOr<std::string> bytes = writer.Serialize(c);
   if (!bytes.ok()) fuzz::Fail("Serialize failed");
-  for (char mode : {'\0', '\1'}) write_seed(std::string("small_") + char('0' + mode), mode + *bytes);
+  // Named by the format version: the seeds of earlier formats stay, for their readers.
+  const std::string v = StrCat("_v", kCheckpointFormatVersion);
+  for (char mode : {'\0', '\1'}) write_seed(StrCat("small", v, "_", char('0' + mode)), mode + *bytes);
   // Mode 3: the same checkpoint as two files.
   std::string two = dir + "/two_files.ckpt";
   if (!writer.Write(c, two).ok()) fuzz::Fail("cannot write the two-file seed");
@@ -126,7 +138,7 @@ void WriteSeeds(const std::string& dir) {
   seed += n + *table + *main;
   std::remove(two.c_str());
   std::remove(WordTablePath(two).c_str());
-  write_seed("two_files", seed);
+  write_seed(StrCat("two_files", v), seed);
   std::string description = "\2";  // mode 2, then arbitrary description bytes
   for (int i = 0; i < 96; ++i) description.push_back(static_cast<char>((i * 37 + 11) & 0xFF));
   write_seed("description", description);

@@ -24,6 +24,7 @@
 #include <malloc.h>
 #endif
 
+#include "common/option_error.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "oneapi/tbb/global_control.h"
@@ -109,10 +110,11 @@ absl::Status BuildAlphabet(BpeState& state, std::span<const WordSource::Entry> w
   state.alphabet_size = alphabet.size();
   for (std::string& symbol : alphabet) state.AddToken(std::move(symbol), /*indexed=*/true);
   if (state.model.tokens.size() > state.TargetTokens()) {
-    return absl::InvalidArgumentError(
-        StrCat("--vocab-size ", state.options.vocab_size, " is smaller than the alphabet (",
-               state.alphabet_size, " byte tokens) plus ", state.options.special_tokens.size(),
-               " special tokens"));
+    return OptionError(
+        StrCat("vocab_size ", state.options.vocab_size, " is smaller than the alphabet (",
+               state.alphabet_size, " ", UnitKindName(state.options.units), " tokens) plus ",
+               state.options.special_tokens.size(), " special tokens"),
+        {"vocab_size"});
   }
   return absl::OkStatus();
 }
@@ -145,7 +147,7 @@ absl::StatusOr<TrainResult> Run(BpeState& state, WordSource& source) {
   // use, and they take about half a millisecond to come up, which resolving the merges hides.
   // (With one thread there are none: TBB would add one for the task.)
   if (state.arena.max_concurrency() > 1) state.arena.enqueue([] {});
-  state.stop_reason = StrCat("reached --vocab-size ", state.options.vocab_size);
+  state.stop_reason = StrCat("reached vocab_size ", state.options.vocab_size);
   std::optional<Replay> replay;
   if (!state.control.resume.empty()) replay.emplace(state);
   bool replayed = false;  // the words were built with the resumed merges applied

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 
+#include "common/option_error.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "model/bpe/merge_list_encoder.h"
@@ -42,9 +43,11 @@ absl::Status Replay::Resolve() {
     std::optional<TokenId> l = state_.token_index.Find(left), r = state_.token_index.Find(right);
     if (!l.has_value() || !r.has_value()) return Mismatch(i);
     if (!state_.Mergeable(*l, *r)) {
-      return absl::FailedPreconditionError(StrCat(
-          "cannot resume: merge ", i + 1, " of the checkpoint forms a token longer than "
-          "--max-token-length ", state_.options.max_token_length));
+      return MentioningOptions(
+          absl::FailedPreconditionError(StrCat(
+              "cannot resume: merge ", i + 1, " of the checkpoint forms a token longer than "
+              "max_token_length ", state_.options.max_token_length)),
+          {"max_token_length"});
     }
     tokens_before_.push_back(model.tokens.size());
     model.merges.push_back({*l, *r, state_.TokenFor(*l, *r)});
@@ -369,7 +372,7 @@ absl::Status Replay::Finish() {
     if (counts_[i] < state_.options.min_frequency) {
       // Training would have stopped here: keep the merges before it, drop the rest.
       state_.stop_reason = StrCat("the best pair occurs ", counts_[i],
-                                  " times, below --min-frequency ", state_.options.min_frequency,
+                                  " times, below min_frequency ", state_.options.min_frequency,
                                   "; ", state_.VocabShortfall());
       model.merges.resize(first_ + i);
       model.tokens.resize(tokens_before_[i]);

@@ -1,0 +1,264 @@
+// The library's resumable training run (lib/driver), without the CLI: training through the
+// library API, stopped, resumed from its checkpoint, ends as one uninterrupted run; the stored
+// options and the rule for what a resume may change; checkpoints of formats 2-4.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "checkpoint/checkpoint.h"
+#include "common/file_util.h"
+#include "common/option_error.h"
+#include "driver/stored_options.h"
+#include "driver/training_run.h"
+#include "model/model_file.h"
+#include "reference/cli_runner.h"
+
+namespace tokenmill {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::TempDir;
+
+const std::string kSample = std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/sample.txt";
+
+std::string ReadAll(const std::string& path) {
+  absl::StatusOr<std::string> data = ReadFile(path);
+  EXPECT_TRUE(data.ok()) << data.status();
+  return data.ok() ? *data : "";
+}
+
+TrainingRunOptions SampleOptions(const std::string& output, bool hf_compat) {
+  TrainingRunOptions options;
+  options.corpus.inputs = {kSample};
+  options.corpus.progress = ProgressFormat::kNone;
+  options.trainer.vocab_size = 1200;
+  options.trainer.hf_compat = hf_compat;
+  if (hf_compat) {
+    options.corpus.special_tokens = {"<|endoftext|>"};
+    options.trainer.special_tokens_at = SpecialTokensAt::kStart;
+  }
+  options.output = output;
+  return options;
+}
+
+absl::StatusOr<RunOutcome> RunToTheEnd(TrainingRunOptions options) {
+  absl::StatusOr<TrainingRun> run = TrainingRun::Start(std::move(options));
+  if (!run.ok()) return run.status();
+  return run->Run();
+}
+
+TEST(TrainingRun, StoppedAndResumedEndsAsOneUninterruptedRun) {
+  for (bool hf_compat : {false, true}) {
+    SCOPED_TRACE(hf_compat ? "hf_compat" : "native");
+    TempDir dir;
+    TrainingRunOptions whole = SampleOptions(dir.File("whole.json"), hf_compat);
+    whole.checkpoint = "none";
+    absl::StatusOr<RunOutcome> uninterrupted = RunToTheEnd(whole);
+    ASSERT_TRUE(uninterrupted.ok()) << uninterrupted.status();
+    EXPECT_EQ(uninterrupted->result.model->VocabSize(), 1200u);
+
+    // Stopped after 300 merges: the checkpoint holds them and no tokenizer is written.
+    TrainingRunOptions options = SampleOptions(dir.File("run.json"), hf_compat);
+    options.checkpoint_every = 100;
+    absl::StatusOr<TrainingRun> run = TrainingRun::Start(options);
+    ASSERT_TRUE(run.ok()) << run.status();
+    size_t steps = 0;
+    RunHooks hooks;
+    hooks.on_step = [&](const TrainEvent& event) { steps = event.steps_done; };
+    hooks.stop_requested = [&] { return steps >= 300; };
+    absl::StatusOr<RunOutcome> stopped = run->Run(hooks);
+    ASSERT_TRUE(stopped.ok()) << stopped.status();
+    EXPECT_TRUE(stopped->interrupted);
+    EXPECT_EQ(stopped->checkpoint_path, dir.File("run.json.ckpt"));
+    EXPECT_EQ(stopped->checkpoint_merges, 300u);
+    EXPECT_FALSE(std::filesystem::exists(dir.File("run.json")));
+    absl::StatusOr<Checkpoint> checkpoint = ReadCheckpoint(dir.File("run.json.ckpt"));
+    ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
+    EXPECT_EQ(checkpoint->merges.size(), 300u);
+    EXPECT_FALSE(checkpoint->finished);
+
+    // Resumed with nothing given: every option comes from the checkpoint.
+    absl::StatusOr<TrainingRun> resumed =
+        TrainingRun::Resume(dir.File("run.json.ckpt"), TrainingRunOptions(), {}, false);
+    ASSERT_TRUE(resumed.ok()) << resumed.status();
+    EXPECT_TRUE(resumed->resumed());
+    EXPECT_EQ(resumed->resumed_merges(), 300u);
+    EXPECT_EQ(resumed->options().trainer.vocab_size, 1200u);
+    EXPECT_EQ(resumed->options().trainer.hf_compat, hf_compat);
+    EXPECT_EQ(resumed->options().output, dir.File("run.json"));
+    EXPECT_EQ(resumed->options().checkpoint_every, 100u);
+    size_t replayed = 0;
+    RunHooks count_replayed;
+    count_replayed.on_step = [&](const TrainEvent& event) { replayed += event.replayed; };
+    absl::StatusOr<RunOutcome> finished = resumed->Run(count_replayed);
+    ASSERT_TRUE(finished.ok()) << finished.status();
+    EXPECT_FALSE(finished->interrupted);
+    EXPECT_EQ(replayed, 300u);
+    EXPECT_EQ(ReadAll(dir.File("run.json")), ReadAll(dir.File("whole.json")));
+    absl::StatusOr<Checkpoint> last = ReadCheckpoint(dir.File("run.json.ckpt"));
+    ASSERT_TRUE(last.ok()) << last.status();
+    EXPECT_TRUE(last->finished);
+    EXPECT_EQ(last->merge_counts, uninterrupted->result.merge_counts);
+  }
+}
+
+TEST(TrainingRun, AResumeMayExtendAndChangeWhatDoesNotChangeTheResult) {
+  TempDir dir;
+  absl::StatusOr<RunOutcome> first = RunToTheEnd(SampleOptions(dir.File("t.json"), false));
+  ASSERT_TRUE(first.ok()) << first.status();
+  TrainingRunOptions direct = SampleOptions(dir.File("direct.json"), false);
+  direct.trainer.vocab_size = 1400;
+  direct.checkpoint = "none";
+  ASSERT_TRUE(RunToTheEnd(direct).ok());
+
+  TrainingRunOptions given;
+  given.trainer.vocab_size = 1400;
+  given.corpus.threads = 1;
+  given.output = dir.File("extended.json");
+  const std::vector<std::string> set = {"vocab_size", "threads", "output"};
+  absl::StatusOr<TrainingRun> resumed =
+      TrainingRun::Resume(dir.File("t.json.ckpt"), given, set, false);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(resumed->options().trainer.threads, 1);  // the corpus's, harmonized
+  EXPECT_EQ(resumed->options().checkpoint, "");      // not set: the checkpoint's
+  ASSERT_TRUE(resumed->Run().ok());
+  EXPECT_EQ(ReadAll(dir.File("extended.json")), ReadAll(dir.File("direct.json")));
+
+  // An option that changes the result is refused by name, with both values.
+  given.trainer.min_frequency = 3;
+  absl::StatusOr<TrainingRun> refused =
+      TrainingRun::Resume(dir.File("t.json.ckpt"), given, {"min_frequency"}, false);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(IsOptionError(refused.status()));
+  EXPECT_EQ(OptionNamesOf(refused.status()), std::vector<std::string>{"min_frequency"});
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("min_frequency is '3' but the checkpoint was trained with '0'"));
+  // The same value is no change.
+  given.trainer.min_frequency = 0;
+  EXPECT_TRUE(TrainingRun::Resume(dir.File("t.json.ckpt"), given, {"min_frequency"}, false).ok());
+  // Inputs cannot be given: the checkpoint holds the corpus.
+  given.corpus.inputs = {kSample};
+  absl::StatusOr<TrainingRun> with_inputs =
+      TrainingRun::Resume(dir.File("t.json.ckpt"), given, {"inputs"}, false);
+  ASSERT_FALSE(with_inputs.ok());
+  EXPECT_THAT(std::string(with_inputs.status().message()), HasSubstr("give no input files"));
+}
+
+// Every field of every part, set to something other than its default, comes back.
+TEST(StoredOptions, EveryFieldRoundTripsThroughACheckpoint) {
+  TrainingRunOptions options;
+  options.corpus.inputs = {"a.txt", "b/"};
+  options.corpus.counts_files = {"c.tmc"};
+  options.corpus.pretokenizer = {"custom", "[a-z]+| "};
+  options.corpus.special_tokens = {"<s>", "</s>"};
+  options.corpus.threads = 3;
+  options.corpus.doc_mode = "file";
+  options.corpus.text_field = "/body/text";
+  options.corpus.input_format = "jsonl";
+  options.corpus.include = {"*.txt"};
+  options.corpus.exclude = {"*.log"};
+  options.corpus.skip_bad_records = true;
+  options.corpus.progress = ProgressFormat::kJson;
+  options.corpus.shard_bytes = 12345;
+  options.corpus.batch_bytes = 678;
+  options.trainer.vocab_size = 777;
+  options.trainer.min_frequency = 9;
+  options.trainer.max_token_length = 12;
+  options.trainer.special_tokens_at = SpecialTokensAt::kStart;
+  options.trainer.hf_compat = true;
+  options.output = "out.tiktoken";
+  options.format = ModelFormat::kTiktoken;
+  options.checkpoint = "x.ckpt";
+  options.checkpoint_every = 50;
+  options.checkpoint_interval = 2.5;
+  options.Harmonize();
+  Checkpoint c;
+  StoreOptions(options, c);
+  c.words.Add("ab", 2);
+  absl::StatusOr<std::string> bytes = CheckpointWriter().Serialize(c);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  absl::StatusOr<Checkpoint> parsed = ParseCheckpoint(*bytes, "mem");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  absl::StatusOr<TrainingRunOptions> stored = StoredOptions(*parsed, "mem");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  for (const auto& field : CountCorpusOptions::Fields()) {
+    EXPECT_TRUE(field.equal(stored->corpus, options.corpus)) << field.name;
+    EXPECT_FALSE(field.equal(CountCorpusOptions(), options.corpus)) << field.name << " is default";
+  }
+  for (const auto& field : TrainerOptions::Fields()) {
+    EXPECT_TRUE(field.equal(stored->trainer, options.trainer)) << field.name;
+  }
+  for (const auto& field : TrainingRunOptions::Fields()) {
+    EXPECT_TRUE(field.equal(*stored, options)) << field.name;
+    EXPECT_FALSE(field.equal(TrainingRunOptions(), options)) << field.name << " is default";
+  }
+}
+
+// A field this version does not know (a newer writer's) is an error, never ignored.
+TEST(StoredOptions, AnUnknownFieldIsAnError) {
+  Checkpoint c;
+  StoreOptions(TrainingRunOptions(), c);
+  BinaryWriter w(&c.trainer_options);
+  w.Varint(99);
+  w.Bytes("x");
+  absl::StatusOr<TrainingRunOptions> stored = StoredOptions(c, "new.ckpt");
+  ASSERT_FALSE(stored.ok());
+  EXPECT_THAT(std::string(stored.status().message()), HasSubstr("new.ckpt"));
+  EXPECT_THAT(std::string(stored.status().message()), HasSubstr("field 99"));
+}
+
+// Checkpoints of formats 2, 3 and 4 (tests/data/README.md), written by earlier builds with
+// `train --vocab-size 400 --output t.json --checkpoint vN.ckpt c.txt`, still resume: extended
+// to 460 they give what a new run on the same corpus gives.
+TEST(LegacyCheckpoints, ResumeToWhatANewRunGives) {
+  TempDir dir;
+  std::string corpus = ReadAll(kSample).substr(0, 20000) + "aaaa aaaaaaa aaa ---- ==== ====== zzzz\n";
+  TrainingRunOptions fresh;
+  fresh.corpus.inputs = {dir.Write("c.txt", corpus)};
+  fresh.corpus.progress = ProgressFormat::kNone;
+  fresh.trainer.vocab_size = 460;
+  fresh.output = dir.File("fresh.json");
+  fresh.checkpoint = "none";
+  ASSERT_TRUE(RunToTheEnd(fresh).ok());
+  for (int version : {2, 3, 4}) {
+    SCOPED_TRACE("format " + std::to_string(version));
+    const std::string name = "v" + std::to_string(version) + ".ckpt";
+    const std::string source =
+        std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/checkpoint_v" + std::to_string(version);
+    // Copied: the resumed run writes its checkpoints there.
+    std::filesystem::copy(source + "/" + name, dir.File(name));
+    std::filesystem::copy(source + "/" + name + ".words", dir.File(name + ".words"));
+    absl::StatusOr<Checkpoint> checkpoint = ReadCheckpoint(dir.File(name));
+    ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
+    EXPECT_EQ(checkpoint->format_version, static_cast<uint32_t>(version));
+    absl::StatusOr<TrainingRunOptions> stored = StoredOptions(*checkpoint, name);
+    ASSERT_TRUE(stored.ok()) << stored.status();
+    EXPECT_EQ(stored->trainer.vocab_size, 400u);
+    EXPECT_EQ(stored->corpus.pretokenizer.preset, "gpt2");
+    EXPECT_EQ(stored->output, "t.json");
+    EXPECT_EQ(stored->checkpoint, name);
+    TrainingRunOptions given;
+    given.trainer.vocab_size = 460;
+    given.output = dir.File(name + ".json");
+    given.checkpoint = dir.File(name);  // the stored path is relative to where it was written
+    // So is the corpus file (c.txt): it is not found, resumed anyway.
+    absl::StatusOr<TrainingRun> resumed = TrainingRun::Resume(
+        dir.File(name), given, {"vocab_size", "output", "checkpoint"}, true);
+    ASSERT_TRUE(resumed.ok()) << resumed.status();
+    EXPECT_EQ(resumed->warnings().size(), 1u);
+    absl::StatusOr<RunOutcome> outcome = resumed->Run();
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    EXPECT_EQ(ReadAll(dir.File(name + ".json")), ReadAll(dir.File("fresh.json")));
+    // Its next checkpoint is of the current format.
+    absl::StatusOr<Checkpoint> next = ReadCheckpoint(dir.File(name));
+    ASSERT_TRUE(next.ok()) << next.status();
+    EXPECT_EQ(next->format_version, kCheckpointFormatVersion);
+  }
+}
+
+}  // namespace
+}  // namespace tokenmill

@@ -1,0 +1,42 @@
+#include "interrupt.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+
+namespace tokenmill::cli {
+namespace {
+
+std::atomic<int> g_signal{0};
+
+extern "C" void HandleInterrupt(int sig) {
+  int expected = 0;
+  if (!g_signal.compare_exchange_strong(expected, sig)) {
+    // Second signal: leave now; the last complete checkpoint is on disk (writes are atomic).
+    static const char kMessage[] = "\ntokenmill: second interrupt, exiting at once\n";
+    ssize_t ignored = ::write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
+    (void)ignored;
+    _exit(128 + sig);
+  }
+}
+
+}  // namespace
+
+InterruptGuard::InterruptGuard() {
+  g_signal.store(0);
+  struct sigaction action {};
+  action.sa_handler = HandleInterrupt;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+InterruptGuard::~InterruptGuard() {
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+}
+
+int InterruptGuard::signal_number() { return g_signal.load(); }
+
+}  // namespace tokenmill::cli

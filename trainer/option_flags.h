@@ -1,0 +1,29 @@
+// The CLI's spelling of the library's option names: the library names options as its options
+// structs do (vocab_size, special_tokens; common/option_error.h), the CLI as flags
+// (--vocab-size, --special-token). This is the one table between the two; errors and other
+// library text are shown through it.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace tokenmill::cli {
+
+// The flag ("vocab-size", without dashes) of option `option`, or "" when the CLI has none.
+std::string FlagOf(std::string_view option);
+// The library options (one, or none) that flag `flag` sets.
+std::vector<std::string> OptionsOfFlag(std::string_view flag);
+
+// `text` with option names shown as flags ("--vocab-size"): those of `names`, and every name
+// of the table that has an underscore (which no English word has).
+std::string ShowFlags(std::string_view text, std::span<const std::string> names = {});
+
+// Prints "tokenmill <command>: error: <message>" with the options the error names shown as
+// flags, and returns the exit code it deserves: 2 for an invalid option (usage), else 1.
+int ReportError(std::string_view command, const absl::Status& status);
+
+}  // namespace tokenmill::cli
