@@ -64,7 +64,9 @@ absl::Status SetIn(Fields fields, std::string_view name, std::string_view text, 
 absl::StatusOr<TrainingRunOptions> FromLegacySettings(
     std::span<const std::pair<std::string, std::string>> settings, std::string_view source) {
   TrainingRunOptions options;
-  for (const auto& [flag, value] : settings) {
+  for (const auto& setting : settings) {
+    const std::string& flag = setting.first;
+    const std::string& value = setting.second;
     const LegacyFlag* legacy = std::find_if(std::begin(kLegacyFlags), std::end(kLegacyFlags),
                                             [&](const LegacyFlag& l) { return l.flag == flag; });
     if (legacy == std::end(kLegacyFlags)) {

@@ -32,11 +32,6 @@ void TrainingRunOptions::Harmonize() {
   trainer.threads = corpus.threads;
 }
 
-absl::Status TrainingRunOptions::Validate() const {
-  TM_RETURN_IF_ERROR(trainer.Validate());
-  return ValidateCountCorpusFlags(corpus);
-}
-
 std::string TrainingRunOptions::CheckpointPath() const {
   if (checkpoint == "none") return "";
   if (!checkpoint.empty()) return checkpoint;

@@ -34,8 +34,6 @@ struct TrainingRunOptions {
 
   // The trainer's copies of the corpus's pretokenizer, special_tokens and threads.
   void Harmonize();
-  // Checks the option values (errors are OptionErrors naming the option), not the inputs.
-  absl::Status Validate() const;
   // The checkpoint path these options give ("" when checkpoints are off).
   std::string CheckpointPath() const;
 
