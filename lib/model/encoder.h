@@ -1,8 +1,9 @@
 // Encoder: text -> token ids and back, for any Model; exact and fast.
 //
-// The pipeline: special tokens are cut out (per `SpecialPolicy`) -> [normalization: none yet;
-// it goes here, on the ordinary text] -> the model's pre-tokenizer splits the rest into pieces
-// -> the model's piece encoder (Model::MakePieceEncoder, piece_encoder.h) turns them into ids.
+// The pipeline: special tokens are cut out (per `SpecialPolicy`) -> the rest is normalized as
+// the model says (Model::normalization(): only Normalization::kNone, text as it is, so far)
+// -> the model's pre-tokenizer splits it into pieces -> the model's piece encoder
+// (Model::MakePieceEncoder, piece_encoder.h) turns them into ids.
 // Decoding concatenates the tokens' bytes. For a model read from OpenAI's .tiktoken files the
 // ids are exactly tiktoken's; Decode(Encode(x)) == x for every byte string x.
 //

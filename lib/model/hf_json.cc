@@ -33,7 +33,8 @@ std::vector<std::string> HfJsonPieces(const Model& model) {
             "\"normalized\": false, \"special\": true}";
   }
   head += specials.empty() ? "],\n" : "\n  ],\n";
-  head += "  \"normalizer\": null,\n  \"pre_tokenizer\": ";
+  StrAppend(&head, "  \"normalizer\": ", HfNormalizer(model.normalization()), ",\n");
+  head += "  \"pre_tokenizer\": ";
   head += units.HfPreTokenizer(model.pre_tokenizer());
   head += ",\n  \"post_processor\": null,\n";
   StrAppend(&head, "  \"decoder\": ", units.HfDecoder(), ",");

@@ -11,6 +11,13 @@ std::string_view ModelTypeName(ModelType type) {
   return "?";
 }
 
+std::string_view HfNormalizer(Normalization normalization) {
+  switch (normalization) {
+    case Normalization::kNone: return "null";
+  }
+  return "null";
+}
+
 size_t Model::VocabSize() const {
   size_t n = 0;
   for (const std::string& t : token_bytes()) n += !t.empty();

@@ -34,6 +34,16 @@ enum class ModelType : uint8_t {
 // As tokenizer.json's "model.type" spells it ("BPE").
 std::string_view ModelTypeName(ModelType type);
 
+// How text is normalized before pre-tokenization, numbered for checkpoints: a number is never
+// reused. Only kNone (text as it is) so far: NFC/NFKC and lowercasing come with character-level
+// BPE, and the encoder pipeline applies them between cutting out special tokens and
+// pre-tokenizing (encoder.h).
+enum class Normalization : uint8_t {
+  kNone = 0,
+};
+// tokenizer.json's "normalizer" value for it ("null" for kNone).
+std::string_view HfNormalizer(Normalization normalization);
+
 class PieceEncoder;
 struct EncoderOptions;
 
@@ -46,7 +56,8 @@ class Model {
   virtual std::span<const std::string> token_bytes() const = 0;
   // The special tokens (literal strings never split or merged) with their ids.
   virtual std::span<const SpecialToken> special_tokens() const = 0;
-  // How text is split into pieces before the model sees it.
+  // How text is normalized, then split into pieces, before the model sees it.
+  virtual Normalization normalization() const = 0;
   virtual const PreTokenizerConfig& pre_tokenizer() const = 0;
   // What the model's tokens are made of (bytes, ...): see units.h.
   virtual const Units& units() const = 0;

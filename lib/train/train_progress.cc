@@ -71,17 +71,13 @@ bool TrainProgress::OnStep(const TrainEvent& event) {
   if (merge != nullptr && log_every_ > 0 && event.steps_done % log_every_ == 0) {
     if (drawn_ && format_ == ProgressFormat::kBar) std::fputc('\n', out_);
     drawn_ = false;
-    std::string left(merge->left), right(merge->right);
     std::fprintf(out_, "merge %zu/%zu: '%s' + '%s' -> '%s' (count %llu)%s\n", event.steps_done,
-                 event.steps_planned, ShowBytes(left).c_str(), ShowBytes(right).c_str(),
-                 ShowBytes(left + right).c_str(), static_cast<unsigned long long>(merge->count),
-                 event.replayed ? " [resumed]" : "");
+                 event.steps_planned, ShowBytes(merge->left).c_str(),
+                 ShowBytes(merge->right).c_str(), ShowBytes(merge->token).c_str(),
+                 static_cast<unsigned long long>(merge->count), event.replayed ? " [resumed]" : "");
   }
   if (format_ == ProgressFormat::kNone) return true;
-  if (merge != nullptr) {
-    last_token_.assign(merge->left);
-    last_token_.append(merge->right);
-  }
+  if (merge != nullptr) last_token_.assign(merge->token);
   auto now = std::chrono::steady_clock::now();
   auto interval = format_ == ProgressFormat::kBar ? std::chrono::milliseconds(100)
                                                   : std::chrono::milliseconds(1000);

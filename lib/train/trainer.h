@@ -30,6 +30,7 @@ namespace tokenmill {
 // What a merge-based trainer (BPE) learned in one step.
 struct LearnedMerge {
   std::string_view left, right;  // the merged tokens' bytes
+  std::string_view token;        // the bytes of the token they form (the units join them)
   uint64_t count = 0;            // the pair's count when chosen
   TokenId id = 0;                // the id of the token it forms
 };

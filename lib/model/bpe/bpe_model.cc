@@ -9,7 +9,8 @@ namespace tokenmill {
 
 bool BpeModel::operator==(const BpeModel& other) const {
   return tokens == other.tokens && merges == other.merges && specials == other.specials &&
-         pretokenizer == other.pretokenizer && unit_kind == other.unit_kind &&
+         normalizer == other.normalizer && pretokenizer == other.pretokenizer &&
+         unit_kind == other.unit_kind &&
          ignore_merges == other.ignore_merges && priority == other.priority;
 }
 

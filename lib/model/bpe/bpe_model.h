@@ -8,7 +8,8 @@
 //  - `merges` are in rank order (rank 0 is applied first); each names two token ids and the id
 //    of the token their concatenation forms. Several merges may form the same token.
 //  - `specials` lists the special tokens (literal strings never split or merged) with their ids.
-//  - `pretokenizer` names the pre-tokenizer the model was trained with; encoders must use it.
+//  - `normalizer` and `pretokenizer` say how text is normalized and split before BPE, as the
+//    model was trained; encoders must do the same.
 //  - `units` says what the tokens are made of (byte-level: every text is bytes).
 //  - `priority` says how BPE picks the next pair to merge: by merge index (Hugging Face) or by
 //    the rank (id) of the token the pair forms (tiktoken). Both merge the lowest-priority
@@ -45,6 +46,7 @@ struct BpeModel final : Model {
   std::vector<std::string> tokens;
   std::vector<Merge> merges;
   std::vector<SpecialToken> specials;
+  Normalization normalizer = Normalization::kNone;
   PreTokenizerConfig pretokenizer;
   UnitKind unit_kind = UnitKind::kByte;
   // When true, a pre-tokenized piece that is itself a token encodes as that one token before
@@ -59,6 +61,7 @@ struct BpeModel final : Model {
   ModelType type() const override { return ModelType::kBpe; }
   std::span<const std::string> token_bytes() const override { return tokens; }
   std::span<const SpecialToken> special_tokens() const override { return specials; }
+  Normalization normalization() const override { return normalizer; }
   const PreTokenizerConfig& pre_tokenizer() const override { return pretokenizer; }
   const Units& units() const override { return UnitsOf(unit_kind); }
   // Checks the contract above: merge ids in range, each merge's result is the concatenation of

@@ -68,6 +68,7 @@ bool BpeState::ReportMerge(size_t index, bool replayed) {
   const Merge& m = model.merges[index];
   const LearnedMerge merge{.left = model.tokens[m.left],
                            .right = model.tokens[m.right],
+                           .token = model.tokens[m.result],
                            .count = merge_counts[index],
                            .id = m.result};
   const TrainEvent event{.steps_done = index + 1,
