@@ -162,6 +162,34 @@ TEST(Resume, RefusesOptionsThatChangeTheResult) {
   EXPECT_THAT(with_input.err, HasSubstr("give no input files"));
 }
 
+// Options that change the result may be given again on resume with the checkpoint's own
+// values (repeated ones too), as a script that reruns its command with --resume does.
+TEST(Resume, AcceptsTheCheckpointsOwnValues) {
+  TempDir dir;
+  ASSERT_EQ(RunCli({"train", "--vocab-size", "400", "--output", dir.File("t.json"), "--preset",
+                    "cl100k", "--special-token", "<|a|>", "--special-token", "<|b|>", "--hf-compat",
+                    "--max-token-length", "6", "--quiet", "--checkpoint-every", "50", kSample})
+                .exit_code,
+            0);
+  auto again = RunCli({"train", "--resume", dir.File("t.json.ckpt"), "--vocab-size", "450",
+                       "--preset", "cl100k", "--special-token", "<|a|>", "--special-token",
+                       "<|b|>", "--hf-compat", "--max-token-length", "6", "--output",
+                       dir.File("u.json"), "--quiet"});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  auto direct = RunCli({"train", "--vocab-size", "450", "--output", dir.File("d.json"), "--preset",
+                        "cl100k", "--special-token", "<|a|>", "--special-token", "<|b|>",
+                        "--hf-compat", "--max-token-length", "6", "--checkpoint=none", "--quiet",
+                        kSample});
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  EXPECT_EQ(ReadAll(dir.File("u.json")), ReadAll(dir.File("d.json")));
+  // The same tokens in another order are another vocabulary.
+  auto swapped = RunCli({"train", "--resume", dir.File("t.json.ckpt"), "--special-token", "<|b|>",
+                         "--special-token", "<|a|>", "--output", dir.File("v.json")});
+  EXPECT_EQ(swapped.exit_code, 2);
+  EXPECT_THAT(swapped.err, HasSubstr("--special-token is '<|b|>', '<|a|>' but the checkpoint was "
+                                     "trained with '<|a|>', '<|b|>'"));
+}
+
 TEST(Resume, RefusesAChangedCorpusUnlessAskedTo) {
   TempDir dir;
   std::string corpus = dir.Write("corpus.txt", ReadAll(kSample).substr(0, 50000));

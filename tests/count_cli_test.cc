@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include <string>
 
@@ -124,6 +125,28 @@ TEST(CountCli, ErrorsAreOneLineAndLeaveNoOutput) {
   CliResult usage = RunCli({"count", dir.File("empty.txt")});
   EXPECT_EQ(usage.exit_code, 2);
   EXPECT_THAT(usage.err, HasSubstr("--output is required"));
+}
+
+// Library messages name options (`include`, `text_field`); the CLI shows them as its flags,
+// and only those: a path or a value that happens to hold an option's name stays as it is.
+TEST(CountCli, OptionNamesBecomeFlagsButPathsStayAsTheyAre) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.File("include"));
+  dir.Write("include/text_field.txt", "x\n");
+  CliResult empty = RunCli({"count", "--output", dir.File("o.tmc"), "--include", "*.c",
+                            "--exclude", "text_field.*", dir.File("include")});
+  EXPECT_EQ(empty.exit_code, 1);
+  EXPECT_THAT(empty.err, HasSubstr("folder '" + dir.File("include") +
+                                   "' holds no files matching --include *.c not matching "
+                                   "--exclude text_field.*"));
+  dir.Write("include/bad_records.jsonl", "{\"text\": \"a\"}\n{\"body\": \"b\"}\n");
+  CliResult record = RunCli({"count", "--output", dir.File("o.tmc"),
+                             dir.File("include/bad_records.jsonl")});
+  EXPECT_EQ(record.exit_code, 1);
+  EXPECT_THAT(record.err, HasSubstr(dir.File("include/bad_records.jsonl") + ":2: the record has "
+                                    "no field \"text\" (see --text-field) (--skip-bad-records "
+                                    "skips such records)"));
+  EXPECT_FALSE(std::filesystem::exists(dir.File("o.tmc")));
 }
 
 TEST(CountCli, UnreadableFileIsNamed) {

@@ -258,7 +258,7 @@ TEST(CountCorpus, MalformedJsonNamesFileAndLineOrIsSkipped) {
     absl::StatusOr<CorpusCounts> counts = CountCorpus(options);
     ASSERT_FALSE(counts.ok());
     EXPECT_THAT(std::string(counts.status().message()), HasSubstr(path + ":4: malformed JSON"));
-    EXPECT_THAT(std::string(counts.status().message()), HasSubstr("skip_bad_records"));
+    EXPECT_THAT(std::string(counts.status().message()), HasSubstr("`skip_bad_records` skips such records"));
 
     options.skip_bad_records = true;
     counts = CountCorpus(options);
@@ -388,7 +388,7 @@ TEST(CountCorpus, BadInputsFailNamingThem) {
   dir.Write("only.md", "x\n");
   CountCorpusOptions include = Quiet({dir.path()});
   include.include = {"*.txt"};
-  EXPECT_THAT(error(include), HasSubstr("matching include *.txt"));
+  EXPECT_THAT(error(include), HasSubstr("matching `include` *.txt"));
 
   std::string zst = Zstd(text), gz = Gzip(text);
   std::string zst_path = dir.Write("cut.txt.zst", zst.substr(0, zst.size() / 2));

@@ -377,7 +377,7 @@ TEST(TrainBpe, MinFrequencyStopsAtTheFirstRarerPair) {
   absl::StatusOr<TrainResult> result = Train(WordSource::Borrow(ToCounts(words)), options);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->merge_counts, (std::vector<uint64_t>{10, 5}));
-  EXPECT_THAT(result->stop_reason, HasSubstr("occurs 4 times, below min_frequency 5"));
+  EXPECT_THAT(result->stop_reason, HasSubstr("occurs 4 times, below `min_frequency` 5"));
   EXPECT_THAT(result->stop_reason, HasSubstr("stopped at vocab size 258 of the 300"));
 }
 
@@ -407,13 +407,13 @@ TEST(TrainBpe, VocabSmallerThanAlphabetPlusSpecialsIsAnError) {
   absl::StatusOr<TrainResult> result = Train(WordSource::Borrow(ToCounts({{"ab", 1}})), options);
   ASSERT_FALSE(result.ok());
   EXPECT_THAT(std::string(result.status().message()),
-              HasSubstr("vocab_size 257 is smaller than the 256 byte tokens plus 2 special"));
+              HasSubstr("`vocab_size` 257 is smaller than the 256 byte tokens plus 2 special"));
   options.hf_compat = true;
   options.vocab_size = 3;  // alphabet {a, b} + 2 specials = 4
   result = Train(WordSource::Borrow(ToCounts({{"ab", 1}})), options);
   ASSERT_FALSE(result.ok());
   EXPECT_THAT(std::string(result.status().message()),
-              HasSubstr("vocab_size 3 is smaller than the alphabet (2 byte tokens) plus 2"));
+              HasSubstr("`vocab_size` 3 is smaller than the alphabet (2 byte tokens) plus 2"));
 }
 
 TEST(TrainBpe, VocabLargerThanTheCorpusSuppliesStopsWithAValidModel) {
@@ -442,13 +442,13 @@ TEST(TrainBpe, CorpusWithoutPairsIsAnError) {
 TEST(TrainBpe, ConflictingOptionsAreErrors) {
   TrainerOptions options;
   options.max_token_length = 1;
-  EXPECT_THAT(std::string(options.Validate().message()), HasSubstr("max_token_length 1"));
+  EXPECT_THAT(std::string(options.Validate().message()), HasSubstr("`max_token_length` 1"));
   options = {};
   options.special_tokens = {"<a>", "<a>"};
   EXPECT_THAT(std::string(options.Validate().message()), HasSubstr("given twice"));
   options = {};
   options.threads = -1;
-  EXPECT_THAT(std::string(options.Validate().message()), HasSubstr("threads must be 0"));
+  EXPECT_THAT(std::string(options.Validate().message()), HasSubstr("`threads` must be 0"));
   // Errors name the option by its library name, for front ends to show their own way.
   EXPECT_TRUE(IsOptionError(options.Validate()));
   EXPECT_EQ(OptionNamesOf(options.Validate()), std::vector<std::string>{"threads"});
@@ -572,6 +572,30 @@ TEST(TrainBpe, ResumingWithAnotherVocabSizeStopsOrExtendsLikeTraining) {
     ASSERT_TRUE(direct.ok() && resumed.ok());
     EXPECT_EQ(Bpe(*resumed), Bpe(*direct)) << "vocab " << vocab;
     EXPECT_EQ(resumed->merge_counts, direct->merge_counts) << "vocab " << vocab;
+  }
+}
+
+// A resume whose min_frequency is above one of the restored merges' counts (the library lets
+// a caller do that; the CLI refuses it) stops there, as training with it would, saying the same.
+TEST(TrainBpe, ResumingWithAHigherMinFrequencyStopsWhereTrainingWould) {
+  WordCounts counts = ToCounts(ManyWords(2000, 9));
+  TrainerOptions options;
+  options.vocab_size = 700;
+  options.special_tokens = {"<e>"};
+  absl::StatusOr<TrainResult> full = Train(WordSource::Borrow(counts), options);
+  ASSERT_TRUE(full.ok()) << full.status();
+  for (bool with_counts : {false, true}) {
+    TrainerOptions stricter = options;
+    stricter.min_frequency = full->merge_counts[full->merge_counts.size() / 2];
+    absl::StatusOr<TrainResult> direct = Train(WordSource::Borrow(counts), stricter);
+    absl::StatusOr<TrainResult> resumed =
+        Train(WordSource::Borrow(counts), stricter, ResumeOf(*full, with_counts));
+    ASSERT_TRUE(direct.ok() && resumed.ok()) << resumed.status();
+    ASSERT_LT(Bpe(*direct).merges.size(), Bpe(*full).merges.size());
+    EXPECT_EQ(Bpe(*resumed), Bpe(*direct)) << "with counts " << with_counts;
+    EXPECT_EQ(resumed->merge_counts, direct->merge_counts);
+    EXPECT_THAT(direct->stop_reason, HasSubstr("below `min_frequency`"));
+    EXPECT_EQ(resumed->stop_reason, direct->stop_reason);
   }
 }
 

@@ -136,7 +136,7 @@ TEST(TrainingRun, AResumeMayExtendAndChangeWhatDoesNotChangeTheResult) {
   EXPECT_TRUE(IsOptionError(refused.status()));
   EXPECT_EQ(OptionNamesOf(refused.status()), std::vector<std::string>{"min_frequency"});
   EXPECT_THAT(std::string(refused.status().message()),
-              HasSubstr("min_frequency is '3' but the checkpoint was trained with '0'"));
+              HasSubstr("`min_frequency` is '3' but the checkpoint was trained with '0'"));
   // The same value is no change.
   given.trainer.min_frequency = 0;
   EXPECT_TRUE(TrainingRun::Resume(dir.File("t.json.ckpt"), given, {"min_frequency"}, false).ok());
@@ -258,6 +258,47 @@ TEST(LegacyCheckpoints, ResumeToWhatANewRunGives) {
     ASSERT_TRUE(next.ok()) << next.status();
     EXPECT_EQ(next->format_version, kCheckpointFormatVersion);
   }
+}
+
+// tokenmill 0.1.0 stored --special-tokens-at as given ("end" by default) before giving
+// --hf-compat runs the start, so ace9bed could not resume its own --hf-compat run with special
+// tokens (it refused the stored "end"). tests/data/checkpoint_v4/v4_hf.ckpt is one such run
+// (`train --vocab-size 400 --hf-compat --special-token '<|e|>' --output t.json
+// --checkpoint v4_hf.ckpt c.txt` at ace9bed): it resumes with the special token at the start,
+// as the run had it.
+TEST(LegacyCheckpoints, AnHfCompatRunWithSpecialTokensResumesWithThemAtTheStart) {
+  TempDir dir;
+  const std::string source = std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/checkpoint_v4/";
+  std::filesystem::copy(source + "v4_hf.ckpt", dir.File("v4_hf.ckpt"));
+  std::filesystem::copy(source + "v4_hf.ckpt.words", dir.File("v4_hf.ckpt.words"));
+  absl::StatusOr<Checkpoint> checkpoint = ReadCheckpoint(dir.File("v4_hf.ckpt"));
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
+  absl::StatusOr<TrainingRunOptions> stored = StoredOptions(*checkpoint, "v4_hf.ckpt");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_TRUE(stored->trainer.hf_compat);
+  EXPECT_EQ(stored->trainer.special_tokens, std::vector<std::string>{"<|e|>"});
+  EXPECT_EQ(stored->trainer.special_tokens_at, SpecialTokensAt::kStart);
+
+  std::string corpus = ReadAll(kSample).substr(0, 20000) + "aaaa aaaaaaa aaa ---- ==== ====== zzzz\n";
+  TrainingRunOptions fresh = *stored;
+  fresh.corpus.inputs = {dir.Write("c.txt", corpus)};
+  fresh.corpus.progress = ProgressFormat::kNone;
+  fresh.trainer.vocab_size = 460;
+  fresh.output = dir.File("fresh.json");
+  fresh.checkpoint = "none";
+  ASSERT_TRUE(RunToTheEnd(fresh).ok());
+  TrainingRunOptions given;
+  given.trainer.vocab_size = 460;
+  given.output = dir.File("resumed.json");
+  given.checkpoint = dir.File("v4_hf.ckpt");
+  absl::StatusOr<TrainingRun> resumed = TrainingRun::Resume(
+      dir.File("v4_hf.ckpt"), given, {"vocab_size", "output", "checkpoint"}, true);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  ASSERT_TRUE(resumed->Run().ok());
+  EXPECT_EQ(ReadAll(dir.File("resumed.json")), ReadAll(dir.File("fresh.json")));
+  absl::StatusOr<BpeModel> model = LoadBpeModel(dir.File("resumed.json"));
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->specials, (std::vector<SpecialToken>{{"<|e|>", 0}}));
 }
 
 }  // namespace

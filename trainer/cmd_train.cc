@@ -156,8 +156,8 @@ absl::StatusOr<TrainingRun> StartRun(TrainCommandOptions& options, const FlagSet
   if (run.trainer.hf_compat && run.trainer.special_tokens_at == SpecialTokensAt::kEnd &&
       !run.corpus.special_tokens.empty()) {
     return OptionError(
-        "hf_compat gives special tokens the first ids, as Hugging Face does; it conflicts with "
-        "special_tokens_at=end",
+        "`hf_compat` gives special tokens the first ids, as Hugging Face does; it conflicts "
+        "with `special_tokens_at`=end",
         {"hf_compat", "special_tokens_at"});
   }
   return TrainingRun::Start(run);

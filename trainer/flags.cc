@@ -20,8 +20,7 @@ void FlagSet::Add(Flag flag) { flags_.push_back(std::move(flag)); }
 
 void FlagSet::AddString(std::string name, std::string* target, std::string help) {
   Add({name, "TEXT", target->empty() ? "none" : Quote(*target), std::move(help),
-       [target](std::string_view v) { *target = std::string(v); return absl::OkStatus(); },
-       [target] { return std::vector<std::string>{*target}; }});
+       [target](std::string_view v) { *target = std::string(v); return absl::OkStatus(); }});
 }
 
 void FlagSet::AddStrings(std::string name, std::vector<std::string>* target, std::string help) {
@@ -30,20 +29,19 @@ void FlagSet::AddStrings(std::string name, std::vector<std::string>* target, std
        [target](std::string_view v) {
          target->emplace_back(v);
          return absl::OkStatus();
-       },
-       [target] { return *target; }});
+       }});
 }
 
 void FlagSet::AddChoice(std::string name, std::string* target, std::vector<std::string> choices,
                         std::string help) {
   AddChoiceOf(std::move(name), choices, std::move(help),
-              [target, choices](size_t i) { *target = choices[i]; }, [target] { return *target; });
+              [target, choices](size_t i) { *target = choices[i]; }, *target);
 }
 
 void FlagSet::AddChoiceOf(std::string name, std::vector<std::string> names, std::string help,
-                          std::function<void(size_t)> set, std::function<std::string()> get) {
+                          std::function<void(size_t)> set, std::string current) {
   std::string value_name = absl::StrJoin(names, "|");
-  Add({name, value_name, get(), std::move(help),
+  Add({name, value_name, std::move(current), std::move(help),
        [set, names, name](std::string_view v) -> absl::Status {
          for (size_t i = 0; i < names.size(); ++i) {
            if (names[i] == v) {
@@ -53,13 +51,7 @@ void FlagSet::AddChoiceOf(std::string name, std::vector<std::string> names, std:
          }
          return absl::InvalidArgumentError(StrCat("--", name, " must be one of ",
                                                   absl::StrJoin(names, ", "), ", not '", v, "'"));
-       },
-       [get] { return std::vector<std::string>{get()}; }});
-}
-
-template <typename T>
-static std::function<std::vector<std::string>()> ValueGetter(const T* target) {
-  return [target] { return std::vector<std::string>{StrCat(*target)}; };
+       }});
 }
 
 template <typename T>
@@ -77,17 +69,16 @@ static std::function<absl::Status(std::string_view)> NumberSetter(std::string na
 
 void FlagSet::AddSize(std::string name, size_t* target, std::string help) {
   Add({name, "N", StrCat(*target), std::move(help),
-       NumberSetter(name, target, "a non-negative whole number"), ValueGetter(target)});
+       NumberSetter(name, target, "a non-negative whole number")});
 }
 
 void FlagSet::AddUint64(std::string name, uint64_t* target, std::string help) {
   Add({name, "N", StrCat(*target), std::move(help),
-       NumberSetter(name, target, "a non-negative whole number"), ValueGetter(target)});
+       NumberSetter(name, target, "a non-negative whole number")});
 }
 
 void FlagSet::AddInt(std::string name, int* target, std::string help) {
-  Add({name, "N", StrCat(*target), std::move(help), NumberSetter(name, target, "a whole number"),
-       ValueGetter(target)});
+  Add({name, "N", StrCat(*target), std::move(help), NumberSetter(name, target, "a whole number")});
 }
 
 void FlagSet::AddDouble(std::string name, double* target, std::string help) {
@@ -97,8 +88,7 @@ void FlagSet::AddDouble(std::string name, double* target, std::string help) {
            return absl::InvalidArgumentError(StrCat("--", name, " needs a number, not '", v, "'"));
          }
          return absl::OkStatus();
-       },
-       ValueGetter(target)});
+       }});
 }
 
 void FlagSet::AddBool(std::string name, bool* target, std::string help) {
@@ -113,29 +103,9 @@ void FlagSet::AddBool(std::string name, bool* target, std::string help) {
                     StrCat("--", name, " takes true or false, not '", v, "'"));
               }
               return absl::OkStatus();
-            },
-            ValueGetter(target)};
+            }};
   flag.is_bool = true;
   Add(std::move(flag));
-}
-
-std::vector<std::pair<std::string, std::string>> FlagSet::CurrentValues() const {
-  std::vector<std::pair<std::string, std::string>> values;
-  for (const Flag& f : flags_) {
-    for (std::string& v : f.get()) values.emplace_back(f.name, std::move(v));
-  }
-  return values;
-}
-
-absl::Status FlagSet::Set(std::string_view name, std::string_view value) {
-  for (Flag& f : flags_) {
-    if (f.name == name) {
-      absl::Status status = f.set(value);
-      if (status.ok()) f.was_set = true;
-      return status;
-    }
-  }
-  return absl::InvalidArgumentError(StrCat("unknown flag '--", name, "'"));
 }
 
 std::vector<std::string> FlagSet::SetFlags() const {

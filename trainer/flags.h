@@ -32,14 +32,12 @@ class FlagSet {
                std::string help) {
     std::vector<std::string> names;
     for (const auto& choice : choices) names.push_back(choice.first);
+    std::string current = "?";
+    for (const auto& [n, v] : choices) {
+      if (v == *target) current = n;
+    }
     AddChoiceOf(std::move(name), std::move(names), std::move(help),
-                [target, choices](size_t i) { *target = choices[i].second; },
-                [target, choices] {
-                  for (const auto& [n, v] : choices) {
-                    if (v == *target) return n;
-                  }
-                  return std::string("?");
-                });
+                [target, choices](size_t i) { *target = choices[i].second; }, std::move(current));
   }
   void AddSize(std::string name, size_t* target, std::string help);
   void AddUint64(std::string name, uint64_t* target, std::string help);
@@ -52,11 +50,6 @@ class FlagSet {
   absl::StatusOr<std::vector<std::string>> Parse(int argc, char** argv, int first);
 
   bool help_requested() const { return help_requested_; }
-  // Every flag's current value as (name, text) pairs, in the order the flags were added; a
-  // repeatable flag gives one pair per value. Parse() of "--name=text" restores the values.
-  std::vector<std::pair<std::string, std::string>> CurrentValues() const;
-  // Sets one flag from text as the command line would ("--name=value"), marking it as set.
-  absl::Status Set(std::string_view name, std::string_view value);
   bool WasSet(std::string_view name) const;
   // The flags set by Parse or Set, in the order they were added.
   std::vector<std::string> SetFlags() const;
@@ -69,14 +62,13 @@ class FlagSet {
     std::string default_text;
     std::string help;
     std::function<absl::Status(std::string_view)> set;
-    std::function<std::vector<std::string>()> get;
     bool is_bool = false;
     bool was_set = false;
   };
   void Add(Flag flag);
-  // A flag taking one of `names`; set(i) stores choice i, get() names the current one.
-  void AddChoiceOf(std::string name, std::vector<std::string> names, std::string help, std::function<void(size_t)> set,
-                   std::function<std::string()> get);
+  // A flag taking one of `names`; set(i) stores choice i; `current` names the default.
+  void AddChoiceOf(std::string name, std::vector<std::string> names, std::string help,
+                   std::function<void(size_t)> set, std::string current);
 
   std::string command_, usage_, description_;
   std::vector<Flag> flags_;

@@ -34,28 +34,6 @@ constexpr std::string_view kOptions[] = {
     "checkpoint_interval", "ignore_corpus_change", "inputs", "algorithm", "units",
 };
 
-bool IsNameChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '-';
-}
-
-// Replaces each whole-word `name` in `text` with "--" + its flag.
-void Replace(std::string& text, std::string_view name) {
-  const std::string flag = FlagOf(name);
-  if (flag.empty()) return;
-  const std::string shown = "--" + flag;
-  size_t at = 0;
-  while ((at = text.find(name, at)) != std::string::npos) {
-    const size_t end = at + name.size();
-    if ((at > 0 && IsNameChar(text[at - 1])) || (end < text.size() && IsNameChar(text[end]))) {
-      at = end;
-      continue;
-    }
-    text.replace(at, name.size(), shown);
-    at += shown.size();
-  }
-}
-
 }  // namespace
 
 std::string FlagOf(std::string_view option) {
@@ -74,17 +52,34 @@ std::vector<std::string> OptionsOfFlag(std::string_view flag) {
   return {};
 }
 
-std::string ShowFlags(std::string_view text, std::span<const std::string> names) {
-  std::string out(text);
-  for (const std::string& name : names) Replace(out, name);
-  for (std::string_view name : kOptions) {
-    if (name.find('_') != std::string_view::npos) Replace(out, name);
+std::string ShowFlags(std::string_view text) {
+  // Library text marks option names with backquotes (`vocab_size`).
+  std::string out;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t open = text.find('`', at);
+    const size_t close = open == std::string_view::npos ? open : text.find('`', open + 1);
+    if (close == std::string_view::npos) break;
+    const std::string_view name = text.substr(open + 1, close - open - 1);
+    const bool is_name = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    });
+    out.append(text.substr(at, open - at));
+    if (is_name) {
+      const std::string flag = FlagOf(name);
+      out += flag.empty() ? std::string(name) : "--" + flag;
+      at = close + 1;
+    } else {  // not a name: the backquote is text
+      out += '`';
+      at = open + 1;
+    }
   }
+  out.append(text.substr(std::min(at, text.size())));
   return out;
 }
 
 void PrintError(std::string_view command, const absl::Status& status) {
-  PrintError(command, ShowFlags(Message(status), OptionNamesOf(status)));
+  PrintError(command, ShowFlags(Message(status)));
 }
 
 int ReportError(std::string_view command, const absl::Status& status) {

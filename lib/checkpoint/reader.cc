@@ -67,7 +67,12 @@ absl::Status ParseTaggedHeader(std::string_view header, std::string_view source,
     uint64_t tag = 0, value = 0, mtime = 0;
     std::string_view bytes;
     bool ok = h.Varint(&tag);
-    if (ok && tag < 64) seen |= uint64_t{1} << tag;
+    if (ok && tag < 64) {
+      if ((seen >> tag & 1) != 0 && tag != kCorpusFile) {
+        return Corrupt(source, StrCat("its header gives field ", tag, " twice"));
+      }
+      seen |= uint64_t{1} << tag;
+    }
     switch (ok ? tag : 0) {
       case kModelType:
         ok = h.Varint(&value);

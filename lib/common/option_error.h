@@ -1,9 +1,10 @@
 // Errors about options. The library names options by its own names (vocab_size,
 // special_tokens, ...: the fields of the options structs), never by a front end's spelling of
-// them. An error whose message mentions options carries their names as a payload, so that a
-// front end can show them its own way (the CLI as --vocab-size, ...); an error in the options
-// themselves (OptionError) is marked as such, so that a front end can tell it from a failure of
-// the work (the CLI's exit code 2, not 1).
+// them, and marks each name in its text with backquotes (`vocab_size`), which no path or
+// value in a message is taken for: a front end shows them its own way (the CLI as
+// --vocab-size, ...). An error whose message mentions options also carries their names as a
+// payload, and an error in the options themselves (OptionError) is marked as such, so that a
+// front end can tell it from a failure of the work (the CLI's exit code 2, not 1).
 #pragma once
 
 #include <initializer_list>

@@ -10,6 +10,7 @@
 // and the elements). Fields a reader does not find keep their defaults (a field added later).
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <string>

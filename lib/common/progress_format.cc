@@ -22,7 +22,7 @@ absl::StatusOr<ProgressFormat> ParseProgressFormat(std::string_view name) {
                            ProgressFormat::kJson}) {
     if (ProgressFormatName(f) == name) return f;
   }
-  return OptionError(StrCat("progress must be auto, bar, json or none, not '", name, "'"),
+  return OptionError(StrCat("`progress` must be auto, bar, json or none, not '", name, "'"),
                      {"progress"});
 }
 

@@ -132,10 +132,10 @@ absl::Status AddFolder(const std::string& folder, const InputSelection& selectio
   if (found.empty()) {
     std::string filters;
     if (!selection.include.empty()) {
-      StrAppend(&filters, " matching include ", absl::StrJoin(selection.include, ","));
+      StrAppend(&filters, " matching `include` ", absl::StrJoin(selection.include, ","));
     }
     if (!selection.exclude.empty()) {
-      StrAppend(&filters, " not matching exclude ", absl::StrJoin(selection.exclude, ","));
+      StrAppend(&filters, " not matching `exclude` ", absl::StrJoin(selection.exclude, ","));
     }
     return MentioningOptions(absl::NotFoundError(StrCat("folder '", folder, "' holds no files", filters)),
                              {"include", "exclude"});

@@ -39,7 +39,7 @@ bool JsonTextExtractor::Extract(std::string_view record, std::string_view* text,
   }
   if (error) {
     *problem = Problem::kMissingField;
-    *detail = StrCat("the record has no field \"", field_, "\" (see text_field)");
+    *detail = StrCat("the record has no field \"", field_, "\" (see `text_field`)");
     return false;
   }
   std::string_view s;

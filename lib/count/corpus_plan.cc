@@ -37,7 +37,7 @@ absl::Status CheckCompatible(const std::string& path, const CountsFileHeader& he
         absl::InvalidArgumentError(StrCat(
             "'", path, "' was counted with pre-tokenizer '", header.pretokenizer.preset,
             "' but this run uses '", options.pretokenizer.preset,
-            "': word counts only add up under the same pre-tokenizer (pass pretokenizer ",
+            "': word counts only add up under the same pre-tokenizer (pass `pretokenizer` ",
             header.pretokenizer.preset, ")")),
         {"pretokenizer"});
   }
@@ -49,7 +49,7 @@ absl::Status CheckCompatible(const std::string& path, const CountsFileHeader& he
         absl::InvalidArgumentError(StrCat(
             "'", path, "' was counted with special tokens [",
             absl::StrJoin(header.special_tokens, " "), "] but this run uses [",
-            absl::StrJoin(options.special_tokens, " "), "]: pass the same special_tokens")),
+            absl::StrJoin(options.special_tokens, " "), "]: pass the same `special_tokens`")),
         {"special_tokens"});
   }
   return absl::OkStatus();
@@ -88,11 +88,11 @@ std::span<const OptionField<CountCorpusOptions>> CountCorpusOptions::Fields() {
 }
 absl::Status ValidateCountCorpusFlags(const CountCorpusOptions& options) {
   if (options.doc_mode != "line" && options.doc_mode != "file") {
-    return OptionError(StrCat("doc_mode must be line or file, not '", options.doc_mode, "'"),
+    return OptionError(StrCat("`doc_mode` must be line or file, not '", options.doc_mode, "'"),
                        {"doc_mode"});
   }
-  if (options.text_field.empty()) return OptionError("text_field must not be empty", {"text_field"});
-  if (options.threads < 0) return OptionError("threads must be 0 (all cores) or more", {"threads"});
+  if (options.text_field.empty()) return OptionError("`text_field` must not be empty", {"text_field"});
+  if (options.threads < 0) return OptionError("`threads` must be 0 (all cores) or more", {"threads"});
   return absl::OkStatus();
 }
 
@@ -107,7 +107,7 @@ absl::StatusOr<CorpusPlan> PlanCorpus(const CountCorpusOptions& options) {
   TM_RETURN_IF_ERROR(ValidateCountCorpusFlags(options));
   SortedInputs sorted = SortInputs(options);
   if (sorted.corpus.empty() && sorted.counts_files.empty()) {
-    return OptionError("no inputs given (files, folders, globs, - or counts_files)",
+    return OptionError("no inputs given (files, folders, globs, - or `counts_files`)",
                        {"counts_files"});
   }
   CorpusPlan plan;
@@ -122,9 +122,6 @@ absl::StatusOr<CorpusPlan> PlanCorpus(const CountCorpusOptions& options) {
   return plan;
 }
 
-absl::Status ValidateCountCorpusOptions(const CountCorpusOptions& options) {
-  return PlanCorpus(options).status();
-}
 CountsFileHeader MakeCountsFileHeader(const CountCorpusOptions& options, const CorpusCounts& counts) {
   CountsFileHeader header;
   header.tool = std::string(VersionedName());

@@ -256,7 +256,7 @@ absl::Status CorpusCounter::Describe(Located problem) const {
   } else {
     StrAppend(&where, " at byte ", problem.offset);
   }
-  std::string hint = options_.skip_bad_records ? "" : " (skip_bad_records skips such records)";
+  std::string hint = options_.skip_bad_records ? "" : " (`skip_bad_records` skips such records)";
   return MentioningOptions(absl::InvalidArgumentError(StrCat(where, ": ", problem.detail, hint)),
                            {"text_field", "skip_bad_records"});
 }

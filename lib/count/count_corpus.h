@@ -78,8 +78,6 @@ struct CorpusPlan {
 };
 // Checks the options and that every input exists, without reading the corpus.
 absl::StatusOr<CorpusPlan> PlanCorpus(const CountCorpusOptions& options);
-// PlanCorpus(options).status().
-absl::Status ValidateCountCorpusOptions(const CountCorpusOptions& options);
 
 // Counts a planned corpus (the options and inputs are not checked again).
 absl::StatusOr<CorpusCounts> CountCorpus(CorpusPlan plan);

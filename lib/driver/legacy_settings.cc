@@ -88,6 +88,12 @@ absl::StatusOr<TrainingRunOptions> FromLegacySettings(
     }
   }
   options.Harmonize();
+  // tokenmill 0.1.0 stored --special-tokens-at as given (default "end"), then gave --hf-compat
+  // runs the start as the default, and refused an explicit end with special tokens: a stored
+  // end with --hf-compat and special tokens was a run with them at the start.
+  if (options.trainer.hf_compat && !options.trainer.special_tokens.empty()) {
+    options.trainer.special_tokens_at = SpecialTokensAt::kStart;
+  }
   return options;
 }
 

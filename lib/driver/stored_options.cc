@@ -58,14 +58,18 @@ absl::StatusOr<TrainingRunOptions> StoredOptions(const Checkpoint& checkpoint,
 }
 
 absl::StatusOr<TrainingRunOptions> ResumedOptions(const TrainingRunOptions& stored,
-                                                  const TrainingRunOptions& given,
+                                                  const TrainingRunOptions& caller,
                                                   const std::vector<std::string>& set) {
+  // Compared part by part, so the trainer's copies of the corpus's options must be the
+  // caller's too (the stored ones are).
+  TrainingRunOptions given = caller;
+  given.Harmonize();
   auto is_set = [&](std::string_view name) {
     return std::find(set.begin(), set.end(), name) != set.end();
   };
   if (is_set("inputs") && !given.corpus.inputs.empty()) {
-    return OptionError(StrCat("a resumed run takes its corpus from the checkpoint: give no input "
-                              "files (got '", given.corpus.inputs[0], "')"),
+    return OptionError(StrCat("with `resume`, give no input files: the checkpoint holds the "
+                              "counted corpus (got '", given.corpus.inputs[0], "')"),
                        {"inputs"});
   }
   TrainingRunOptions resumed = stored;
@@ -75,7 +79,7 @@ absl::StatusOr<TrainingRunOptions> ResumedOptions(const TrainingRunOptions& stor
       if (!status.ok() || !is_set(field.name)) continue;
       if (field.effect == OptionEffect::kChangesResult && !field.equal(part(stored), part(given))) {
         status = OptionError(
-            StrCat(field.name, " is ", Quoted(field.values(part(given))),
+            StrCat("`", field.name, "` is ", Quoted(field.values(part(given))),
                    " but the checkpoint was trained with ", Quoted(field.values(part(stored))),
                    "; it changes the result, so it cannot change on resume (leave it out)"),
             {field.name});

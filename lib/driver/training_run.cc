@@ -76,9 +76,9 @@ absl::StatusOr<TrainingRun> TrainingRun::Resume(const std::string& path,
     if (!ignore_corpus_change) {
       return absl::FailedPreconditionError(StrCat(
           change, "; the checkpoint's counts no longer describe it. Resume anyway with "
-                  "ignore_corpus_change, or start a new run"));
+                  "`ignore_corpus_change`, or start a new run"));
     }
-    run.warnings_.push_back(StrCat(change, "; resuming anyway (ignore_corpus_change)"));
+    run.warnings_.push_back(StrCat(change, "; resuming anyway (`ignore_corpus_change`)"));
   }
   TM_RETURN_IF_ERROR(run.CheckOutputs());
   run.resumed_ = std::move(checkpoint);

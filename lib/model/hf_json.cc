@@ -156,6 +156,7 @@ absl::StatusOr<std::unique_ptr<Model>> FromHfJson(std::string_view json, std::st
     return HfJsonFieldError(source, "model.type", StrCat("is \"", type, "\"; tokenmill reads \"BPE\""));
   }
   auto model = std::make_unique<BpeModel>();
+  TM_RETURN_IF_ERROR(ParseBpeModelFlags(model_json, source, *model));
   simdjson::dom::element pre;
   if (root["pre_tokenizer"].get(pre)) return HfJsonFieldError(source, "pre_tokenizer", "is missing");
   TM_ASSIGN_OR_RETURN(model->pretokenizer, ParsePreTokenizer(pre, source));

@@ -48,22 +48,22 @@ std::span<const OptionField<TrainerOptions>> TrainerOptions::Fields() {
 }
 
 absl::Status TrainerOptions::Validate() const {
-  if (threads < 0) return OptionError("threads must be 0 (all cores) or more", {"threads"});
+  if (threads < 0) return OptionError("`threads` must be 0 (all cores) or more", {"threads"});
   if (max_token_length == 1) {
     return OptionError(
-        "max_token_length 1 allows no merge (every merge forms at least 2 bytes); use 0 for no "
+        "`max_token_length` 1 allows no merge (every merge forms at least 2 bytes); use 0 for no "
         "limit or 2 and more",
         {"max_token_length"});
   }
   StringSet seen;
   for (const std::string& s : special_tokens) {
-    if (s.empty()) return OptionError("special_tokens must not be empty", {"special_tokens"});
+    if (s.empty()) return OptionError("`special_tokens` must not be empty", {"special_tokens"});
     if (!seen.insert(s).second) {
-      return OptionError(StrCat("special_tokens '", s, "' is given twice"), {"special_tokens"});
+      return OptionError(StrCat("`special_tokens` '", s, "' is given twice"), {"special_tokens"});
     }
   }
   if (units == UnitKind::kByte && !hf_compat && vocab_size < 256 + special_tokens.size()) {
-    return OptionError(StrCat("vocab_size ", vocab_size, " is smaller than the 256 byte tokens plus ",
+    return OptionError(StrCat("`vocab_size` ", vocab_size, " is smaller than the 256 byte tokens plus ",
                               special_tokens.size(), " special tokens"),
                        {"vocab_size"});
   }

@@ -27,10 +27,6 @@ WordSource& WordSource::BeforeRelease(std::function<void()> hook) {
   return *this;
 }
 
-size_t WordSource::size() const {
-  return has_list_ ? list_.entries.size() : counts_ != nullptr ? counts_->unique_words() : 0;
-}
-
 std::span<const WordSource::Entry> WordSource::Entries() {
   if (has_list_) return list_.entries;
   if (counts_ != nullptr && from_counts_.empty() && counts_->unique_words() > 0) {

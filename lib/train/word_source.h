@@ -30,7 +30,6 @@ class WordSource {
   // Runs `hook` just before taken-over words are freed (not for borrowed words).
   WordSource& BeforeRelease(std::function<void()> hook);
 
-  size_t size() const;
   // Every word with its count, in the table's own order (no sort: nothing in training depends
   // on word order); valid until Release().
   std::span<const Entry> Entries();

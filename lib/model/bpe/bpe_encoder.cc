@@ -24,6 +24,7 @@ std::vector<bool> SpecialIds(const BpeModel& model) {
 
 BpeEncoder::BpeEncoder(const BpeModel& model, const EncoderOptions& options)
     : model_(model),
+      ignore_merges_(model.ignore_merges),
       options_(options),
       bpe_(&pair_table_, byte_token_, options.long_piece),
       caches_([capacity = options.cache_entries] { return PieceCache(capacity); }) {
@@ -86,7 +87,7 @@ void BpeEncoder::EncodePieceFully(std::string_view piece, PieceCache* cache, IdW
   const auto* bytes = reinterpret_cast<const unsigned char*>(piece.data());
   if (options_.split_pieces && piece.size() == 3 && segments_.built() &&
       CharSegments::IsThreeByte(bytes, bytes + 3)) {
-    TokenId id = model_.ignore_merges ? token_table_.Find(piece) : TokenTable::kMissing;
+    TokenId id = ignore_merges_ ? token_table_.Find(piece) : TokenTable::kMissing;
     if (id != TokenTable::kMissing) {
       out.Push(id);
     } else {
@@ -115,7 +116,7 @@ void BpeEncoder::EncodePieceFully(std::string_view piece, PieceCache* cache, IdW
       if (split) return;
     }
   }
-  if (model_.ignore_merges) {
+  if (ignore_merges_) {
     TokenId id = token_table_.Find(piece);
     if (id != TokenTable::kMissing) {
       out.Push(id);
@@ -140,7 +141,7 @@ void BpeEncoder::EncodeByBpe(std::string_view piece, PieceCache* cache, IdWriter
 
 void BpeEncoder::ExplainPiece(ExplainedPiece& p) const {
   for (unsigned char c : p.text) p.initial.push_back(byte_token_[c]);
-  if (model_.ignore_merges && p.text.size() > 1) {
+  if (ignore_merges_ && p.text.size() > 1) {
     TokenId id = token_table_.Find(p.text);
     if (id != TokenTable::kMissing) {
       p.whole_token = true;

@@ -54,6 +54,7 @@ class BpeEncoder : public PieceEncoder {
   PieceCache* LocalCache() const;
 
   const BpeModel& model_;
+  const bool ignore_merges_;  // model_.ignore_merges, read per piece
   EncoderOptions options_;
   TokenTable token_table_;
   PairTable pair_table_;

@@ -179,14 +179,19 @@ absl::Status ParseMerges(simdjson::dom::element model_json, std::string_view sou
 
 }  // namespace
 
-absl::Status ParseBpeModelJson(simdjson::dom::element model_json,
-                               const absl::flat_hash_map<TokenId, std::string>& added,
-                               std::string_view source, BpeModel& model) {
+absl::Status ParseBpeModelFlags(simdjson::dom::element model_json, std::string_view source,
+                                BpeModel& model) {
   if (simdjson::dom::element e; !model_json["ignore_merges"].get(e) && !e.is_null()) {
     if (e.get(model.ignore_merges)) {
       return HfJsonFieldError(source, "model.ignore_merges", "is not a boolean");
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status ParseBpeModelJson(simdjson::dom::element model_json,
+                               const absl::flat_hash_map<TokenId, std::string>& added,
+                               std::string_view source, BpeModel& model) {
   TM_RETURN_IF_ERROR(ParseVocab(model_json, added, source, model));
   TM_RETURN_IF_ERROR(ParseMerges(model_json, source, model));
   absl::Status valid = model.Validate();

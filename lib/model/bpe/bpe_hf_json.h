@@ -24,9 +24,12 @@ void AppendBpeModelJson(const BpeModel& model, std::vector<std::string>& pieces)
 // A tokenizer.json (FromHfJson in model/hf_json.h) that must hold a BPE model.
 absl::StatusOr<BpeModel> BpeModelFromHfJson(std::string_view json, std::string_view source);
 
-// Reads the model object into `model`, whose specials and pre-tokenizer are set already:
-// ignore_merges, the vocabulary (with the added tokens `added`, id -> content, at their ids)
-// and the merges. Errors name `source` and the field.
+// Reads the model object's flags (ignore_merges) into `model`, before the rest of the file.
+absl::Status ParseBpeModelFlags(simdjson::dom::element model_json, std::string_view source,
+                                BpeModel& model);
+// Reads the rest of the model object into `model`, whose specials and pre-tokenizer are set
+// already: the vocabulary (with the added tokens `added`, id -> content, at their ids) and the
+// merges. Errors name `source` and the field.
 absl::Status ParseBpeModelJson(simdjson::dom::element model_json,
                                const absl::flat_hash_map<TokenId, std::string>& added,
                                std::string_view source, BpeModel& model);

@@ -112,7 +112,7 @@ absl::Status BuildAlphabet(BpeState& state, std::span<const WordSource::Entry> w
   for (std::string& symbol : alphabet) state.AddToken(std::move(symbol), /*indexed=*/true);
   if (state.model.tokens.size() > state.TargetTokens()) {
     return OptionError(
-        StrCat("vocab_size ", state.options.vocab_size, " is smaller than the alphabet (",
+        StrCat("`vocab_size` ", state.options.vocab_size, " is smaller than the alphabet (",
                state.alphabet_size, " ", UnitKindName(state.options.units), " tokens) plus ",
                state.options.special_tokens.size(), " special tokens"),
         {"vocab_size"});
@@ -148,7 +148,7 @@ absl::StatusOr<TrainResult> Run(BpeState& state, WordSource& source) {
   // use, and they take about half a millisecond to come up, which resolving the merges hides.
   // (With one thread there are none: TBB would add one for the task.)
   if (state.arena.max_concurrency() > 1) state.arena.enqueue([] {});
-  state.stop_reason = StrCat("reached vocab_size ", state.options.vocab_size);
+  state.stop_reason = StrCat("reached `vocab_size` ", state.options.vocab_size);
   std::optional<Replay> replay;
   if (!state.control.resume.empty()) replay.emplace(state);
   bool replayed = false;  // the words were built with the resumed merges applied
@@ -171,10 +171,11 @@ absl::StatusOr<TrainResult> Run(BpeState& state, WordSource& source) {
     if (!replayed) replay->RewriteWordByWord();
     TM_RETURN_IF_ERROR(replay->Finish());
     lap("replay");
-    CountPairsOfWords(state, /*track_all=*/false);
+    // A replay that stopped (min_frequency) ends training: no pair is needed (and the words
+    // hold the tokens of the merges it dropped). Its merges are not reported again.
+    if (!replay->stopped()) CountPairsOfWords(state, /*track_all=*/false);
     lap("pairs");
   }
-  // A replay that stopped (min_frequency) ends training; its merges are not reported again.
   if (!replay || (!replay->stopped() && replay->Report())) {
     TM_RETURN_IF_ERROR(MergeLoop(state).Run());
   }

@@ -133,7 +133,7 @@ absl::Status MergeLoop::Run() {
     }
     if (count < state_.options.min_frequency) {
       state_.stop_reason =
-          StrCat("the best pair occurs ", count, " times, below min_frequency ",
+          StrCat("the best pair occurs ", count, " times, below `min_frequency` ",
                  state_.options.min_frequency, "; ", state_.VocabShortfall());
       break;
     }

@@ -46,7 +46,7 @@ absl::Status Replay::Resolve() {
       return MentioningOptions(
           absl::FailedPreconditionError(StrCat(
               "cannot resume: merge ", i + 1, " of the checkpoint forms a token longer than "
-              "max_token_length ", state_.options.max_token_length)),
+              "`max_token_length` ", state_.options.max_token_length)),
           {"max_token_length"});
     }
     tokens_before_.push_back(model.tokens.size());
@@ -260,27 +260,40 @@ namespace {
 
 constexpr uint32_t kNoRank = PairTable::kNone;
 
-// The merge list by pair: the first rank of each pair (the encoder's pair table) and, for the
-// rare pair listed twice, the next rank of the same pair.
+// The merge list by pair: the first rank of each pair (the encoder's pair table; for pairs of
+// two ids below `dense_ids`, the alphabet every word starts from, a flat table in front of it)
+// and, for the rare pair listed twice, the next rank of the same pair.
 class ReplayRanks {
  public:
-  explicit ReplayRanks(std::span<const Merge> merges) : next_(merges.size(), kNoRank) {
+  ReplayRanks(std::span<const Merge> merges, size_t dense_ids)
+      : dense_ids_(dense_ids <= kMaxDenseIds ? static_cast<TokenId>(dense_ids) : 0),
+        dense_(size_t{dense_ids_} * dense_ids_, kNoRank),
+        next_(merges.size(), kNoRank) {
     first_.Build(MergeEntries(merges, MergePriority::kMergeIndex));  // keeps the first rank
     std::vector<uint32_t> last(merges.size(), kNoRank);  // the chain's end, by first rank
     for (uint32_t i = 0; i < merges.size(); ++i) {
-      const uint32_t first = first_.Find(merges[i].left, merges[i].right).priority;
+      const TokenId left = merges[i].left, right = merges[i].right;
+      const uint32_t first = first_.Find(left, right).priority;
       if (first != i) next_[last[first]] = i;
       last[first] = i;
+      if (first == i && left < dense_ids_ && right < dense_ids_) {
+        dense_[size_t{left} * dense_ids_ + right] = i;
+      }
     }
   }
   // The first rank >= `from` of pair (left, right), or kNoRank.
   uint32_t Rank(TokenId left, TokenId right, uint32_t from) const {
-    uint32_t rank = first_.Find(left, right).priority;
+    uint32_t rank = left < dense_ids_ && right < dense_ids_
+                        ? dense_[size_t{left} * dense_ids_ + right]
+                        : first_.Find(left, right).priority;
     while (rank < from) rank = next_[rank];
     return rank;
   }
 
  private:
+  static constexpr size_t kMaxDenseIds = 1024;
+  TokenId dense_ids_;
+  std::vector<uint32_t> dense_;
   PairTable first_;
   std::vector<uint32_t> next_;
 };
@@ -336,7 +349,7 @@ uint32_t ReplayWord(TokenId* s, uint32_t n, uint64_t word_count, std::span<const
 
 void Replay::RewriteWordByWord() {
   std::span<const Merge> merges = Merges();
-  const ReplayRanks ranks(merges);
+  const ReplayRanks ranks(merges, state_.first_alphabet_id + state_.alphabet_size);
   struct Scratch {
     std::vector<uint32_t> rank;
     std::vector<uint64_t> counts;
@@ -370,13 +383,14 @@ absl::Status Replay::Finish() {
   for (size_t i = 0; i < counts_.size(); ++i) {
     if (counts_[i] == 0) return Mismatch(i);
     if (counts_[i] < state_.options.min_frequency) {
-      // Training would have stopped here: keep the merges before it, drop the rest.
-      state_.stop_reason = StrCat("the best pair occurs ", counts_[i],
-                                  " times, below min_frequency ", state_.options.min_frequency,
-                                  "; ", state_.VocabShortfall());
+      // Training would have stopped here: keep the merges before it, drop the rest, and say
+      // what training would have said then.
       model.merges.resize(first_ + i);
       model.tokens.resize(tokens_before_[i]);
       state_.token_length.resize(tokens_before_[i]);
+      state_.stop_reason = StrCat("the best pair occurs ", counts_[i],
+                                  " times, below `min_frequency` ", state_.options.min_frequency,
+                                  "; ", state_.VocabShortfall());
       counts_.resize(i);
       stopped_ = true;
       break;
