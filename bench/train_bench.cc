@@ -1,5 +1,5 @@
 // BPE training from word counts (the counting stage is excluded: the corpus is counted once per
-// process, untimed). Each run reports the whole TrainBpe call as its time, and as counters the
+// process, untimed). Each run reports the whole Train call as its time, and as counters the
 // time of each phase (words, initial pairs, merges: the merge loop alone), merges learned and
 // merges per second, so the merge loop's growth with vocabulary size can be read directly
 // (BM_TrainVocab: 10k, 30k, 100k) and the 2-thread speed-up against 1 thread (BM_Train).

@@ -1,5 +1,5 @@
-// The product trainer (TrainBpe) against the reference trainer, the documented options, the
-// resume/interrupt hooks and thread-count independence.
+// The product BPE trainer (lib/train/bpe/) against the reference trainer, the documented
+// options, the resume/interrupt hooks and thread-count independence.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -256,7 +256,7 @@ TEST(TrainBpe, EqualsReferenceWithCountsBeyond32Bits) {
 }
 
 // A pair list long enough that merges run in parallel batches (more than 4 x 2048 distinct
-// words hold "xy"; see kParallelMinWords in bpe_trainer.cc), checked against the reference.
+// words hold "xy"; see kParallelMinWords in lib/train/bpe/merge_loop.cc), checked against the reference.
 TEST(TrainBpe, EqualsReferenceWhenMergesRunInBatches) {
   std::mt19937_64 rng(7);
   Words words;

@@ -101,9 +101,9 @@ TEST_P(TrainCorpus, ResumingAnInterruptedRunGivesTheSameModel) {
 
 INSTANTIATE_TEST_SUITE_P(Shared, TrainCorpus, ::testing::Values("brown", "linux_docs"));
 
-// Chinese: the replay starts most words from their characters' own BPE (bpe_trainer.cc,
-// CharacterStart); poetry's vocabulary has tokens that join a character to part of the next,
-// which that path must avoid.
+// Chinese: the replay starts most words from their characters' own BPE
+// (model/bpe/merge_list_encoder.h); poetry's vocabulary has tokens that join a character to
+// part of the next, which that path must avoid.
 TEST(TrainCorpusPoetry, ResumingAnInterruptedRunGivesTheSameModel) {
   std::unique_ptr<WordCounts> counts = CountSharedCorpus("poetry");
   if (counts == nullptr) GTEST_SKIP() << "shared corpus poetry not found";

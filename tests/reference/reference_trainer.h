@@ -1,7 +1,7 @@
 // The slow reference BPE trainer: the textbook algorithm, for tests only ("should never be used
 // in production"). Every step recounts all pairs from scratch over words held as lists of byte
 // strings, merges the most frequent pair everywhere, and repeats. It implements the contract
-// written in lib/train/bpe_trainer.h independently of the product trainer's data structures,
+// written in lib/train/bpe/bpe_trainer.h independently of the product trainer's data structures,
 // and is the oracle every faster trainer is compared against.
 #pragma once
 
