@@ -51,6 +51,27 @@ absl::StatusOr<RunOutcome> RunToTheEnd(TrainingRunOptions options) {
   return run->Run();
 }
 
+// The legacy checkpoints' corpus (tests/data/README.md) in `dir`, and a new run on it with
+// `options` to vocab 460, written to dir/fresh.json.
+void NewRunOnTheLegacyCorpus(const TempDir& dir, TrainingRunOptions options) {
+  std::string corpus = ReadAll(kSample).substr(0, 20000) + "aaaa aaaaaaa aaa ---- ==== ====== zzzz\n";
+  options.corpus.inputs = {dir.Write("c.txt", corpus)};
+  options.corpus.progress = ProgressFormat::kNone;
+  options.trainer.vocab_size = 460;
+  options.output = dir.File("fresh.json");
+  options.checkpoint = "none";
+  ASSERT_TRUE(RunToTheEnd(options).ok());
+}
+
+// Copies checkpoint `name` of tests/data/checkpoint_vN/ (and its table file) into `dir`: a
+// resumed run writes its checkpoints there.
+void CopyCheckpoint(int version, const std::string& name, const TempDir& dir) {
+  const std::string source = std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/checkpoint_v" +
+                             std::to_string(version) + "/" + name;
+  std::filesystem::copy(source, dir.File(name));
+  std::filesystem::copy(source + ".words", dir.File(name + ".words"));
+}
+
 TEST(TrainingRun, StoppedAndResumedEndsAsOneUninterruptedRun) {
   for (bool hf_compat : {false, true}) {
     SCOPED_TRACE(hf_compat ? "hf_compat" : "native");
@@ -216,22 +237,11 @@ TEST(StoredOptions, AnUnknownFieldIsAnError) {
 // to 460 they give what a new run on the same corpus gives.
 TEST(LegacyCheckpoints, ResumeToWhatANewRunGives) {
   TempDir dir;
-  std::string corpus = ReadAll(kSample).substr(0, 20000) + "aaaa aaaaaaa aaa ---- ==== ====== zzzz\n";
-  TrainingRunOptions fresh;
-  fresh.corpus.inputs = {dir.Write("c.txt", corpus)};
-  fresh.corpus.progress = ProgressFormat::kNone;
-  fresh.trainer.vocab_size = 460;
-  fresh.output = dir.File("fresh.json");
-  fresh.checkpoint = "none";
-  ASSERT_TRUE(RunToTheEnd(fresh).ok());
+  NewRunOnTheLegacyCorpus(dir, TrainingRunOptions());
   for (int version : {2, 3, 4}) {
     SCOPED_TRACE("format " + std::to_string(version));
     const std::string name = "v" + std::to_string(version) + ".ckpt";
-    const std::string source =
-        std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/checkpoint_v" + std::to_string(version);
-    // Copied: the resumed run writes its checkpoints there.
-    std::filesystem::copy(source + "/" + name, dir.File(name));
-    std::filesystem::copy(source + "/" + name + ".words", dir.File(name + ".words"));
+    CopyCheckpoint(version, name, dir);
     absl::StatusOr<Checkpoint> checkpoint = ReadCheckpoint(dir.File(name));
     ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
     EXPECT_EQ(checkpoint->format_version, static_cast<uint32_t>(version));
@@ -268,9 +278,7 @@ TEST(LegacyCheckpoints, ResumeToWhatANewRunGives) {
 // as the run had it.
 TEST(LegacyCheckpoints, AnHfCompatRunWithSpecialTokensResumesWithThemAtTheStart) {
   TempDir dir;
-  const std::string source = std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/checkpoint_v4/";
-  std::filesystem::copy(source + "v4_hf.ckpt", dir.File("v4_hf.ckpt"));
-  std::filesystem::copy(source + "v4_hf.ckpt.words", dir.File("v4_hf.ckpt.words"));
+  CopyCheckpoint(4, "v4_hf.ckpt", dir);
   absl::StatusOr<Checkpoint> checkpoint = ReadCheckpoint(dir.File("v4_hf.ckpt"));
   ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
   absl::StatusOr<TrainingRunOptions> stored = StoredOptions(*checkpoint, "v4_hf.ckpt");
@@ -279,14 +287,7 @@ TEST(LegacyCheckpoints, AnHfCompatRunWithSpecialTokensResumesWithThemAtTheStart)
   EXPECT_EQ(stored->trainer.special_tokens, std::vector<std::string>{"<|e|>"});
   EXPECT_EQ(stored->trainer.special_tokens_at, SpecialTokensAt::kStart);
 
-  std::string corpus = ReadAll(kSample).substr(0, 20000) + "aaaa aaaaaaa aaa ---- ==== ====== zzzz\n";
-  TrainingRunOptions fresh = *stored;
-  fresh.corpus.inputs = {dir.Write("c.txt", corpus)};
-  fresh.corpus.progress = ProgressFormat::kNone;
-  fresh.trainer.vocab_size = 460;
-  fresh.output = dir.File("fresh.json");
-  fresh.checkpoint = "none";
-  ASSERT_TRUE(RunToTheEnd(fresh).ok());
+  NewRunOnTheLegacyCorpus(dir, *stored);
   TrainingRunOptions given;
   given.trainer.vocab_size = 460;
   given.output = dir.File("resumed.json");

@@ -9,6 +9,7 @@
 #include "count/count_corpus.h"
 #include "count/counts_file.h"
 #include "flags.h"
+#include "option_flags.h"
 
 namespace tokenmill::cli {
 namespace {
@@ -74,18 +75,12 @@ int RunCount(int argc, char** argv) {
     PrintError("count", "no inputs given (files, folders, globs or -)");
     return kExitUsage;
   }
-  // Everything a user can get wrong is checked before the corpus is read.
-  if (absl::Status s = ValidateCountCorpusFlags(options.corpus); !s.ok()) {
-    PrintError("count", s);
-    return kExitUsage;
-  }
+  // Everything a user can get wrong is checked before the corpus is read: the options (a
+  // usage error) and the inputs, then the output.
+  absl::StatusOr<CorpusPlan> plan = PlanCorpus(options.corpus);
+  if (!plan.ok()) return ReportError("count", plan.status());
   if (absl::Status s = CheckWritableOutput(options.output); !s.ok()) {
     PrintError("count", s);
-    return kExitFailure;
-  }
-  absl::StatusOr<CorpusPlan> plan = PlanCorpus(options.corpus);
-  if (!plan.ok()) {
-    PrintError("count", plan.status());
     return kExitFailure;
   }
   auto start = std::chrono::steady_clock::now();

@@ -91,6 +91,7 @@ int ReportInterrupted(const RunOutcome& outcome, int sig) {
   return 128 + sig;
 }
 
+constexpr char kOutputRequired[] = "--output is required (where to write tokenizer.json)";
 constexpr char kTrainUsage[] = "--vocab-size N --output tokenizer.json [flags] FILE...";
 constexpr char kTrainDescription[] =
     "Trains a byte-level BPE tokenizer on the given text files (each line, with its\n"
@@ -184,7 +185,7 @@ int RunTrain(int argc, char** argv) {
   const bool resuming = !options.resume.empty();
   if (!resuming) {
     if (options.run.output.empty()) {
-      PrintError("train", "--output is required (where to write tokenizer.json)");
+      PrintError("train", kOutputRequired);
       return kExitUsage;
     }
     if (options.run.corpus.inputs.empty() && options.run.corpus.counts_files.empty()) {
@@ -203,7 +204,7 @@ int RunTrain(int argc, char** argv) {
   }
   const TrainingRunOptions& run_options = run->options();
   if (run_options.output.empty()) {
-    PrintError("train", "--output is required (where to write tokenizer.json)");
+    PrintError("train", kOutputRequired);
     return kExitUsage;
   }
   if (run->resumed() && !options.quiet) {

@@ -2,8 +2,6 @@
 
 #include <filesystem>
 
-#include "common/status_macros.h"
-
 namespace tokenmill {
 
 template <>

@@ -8,7 +8,6 @@
 #include <span>
 #include <string>
 
-#include "absl/status/status.h"
 #include "common/option_fields.h"
 #include "count/count_corpus.h"
 #include "model/model_file.h"

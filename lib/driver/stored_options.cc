@@ -36,23 +36,19 @@ absl::StatusOr<TrainingRunOptions> StoredOptions(const Checkpoint& checkpoint,
                                                  std::string_view source) {
   if (checkpoint.format_version < 5) return FromLegacySettings(checkpoint.legacy_settings, source);
   TrainingRunOptions options;
-  auto corrupt = [&](const absl::Status& s) {
-    return absl::DataLossError(StrCat(source, ": not a valid tokenmill checkpoint: ", Message(s)));
-  };
-  if (absl::Status s = DecodeFields(checkpoint.corpus_options, CountCorpusOptions::Fields(),
-                                    "corpus options", &options.corpus);
-      !s.ok()) {
-    return corrupt(s);
+  absl::Status status = DecodeFields(checkpoint.corpus_options, CountCorpusOptions::Fields(),
+                                     "corpus options", &options.corpus);
+  if (status.ok()) {
+    status = DecodeFields(checkpoint.trainer_options, TrainerOptions::Fields(),
+                          "trainer options", &options.trainer);
   }
-  if (absl::Status s = DecodeFields(checkpoint.trainer_options, TrainerOptions::Fields(),
-                                    "trainer options", &options.trainer);
-      !s.ok()) {
-    return corrupt(s);
+  if (status.ok()) {
+    status = DecodeFields(checkpoint.run_options, TrainingRunOptions::Fields(), "run options",
+                          &options);
   }
-  if (absl::Status s = DecodeFields(checkpoint.run_options, TrainingRunOptions::Fields(),
-                                    "run options", &options);
-      !s.ok()) {
-    return corrupt(s);
+  if (!status.ok()) {
+    return absl::DataLossError(
+        StrCat(source, ": not a valid tokenmill checkpoint: ", Message(status)));
   }
   return options;
 }

@@ -11,6 +11,7 @@
 #include "common/strings.h"
 #include "model/base64.h"
 #include "model/json_writer.h"
+#include "model/units.h"
 #include "model/bpe/rank_merges.h"
 #include "pretokenize/presets.h"
 
@@ -183,16 +184,10 @@ absl::StatusOr<size_t> CheckNoDuplicate(std::string_view ranks_source, const Bpe
 
 // Refuses ranks without every single byte (model.tokens holds only the ranks yet).
 absl::Status CheckEveryByte(std::string_view ranks_source, const BpeModel& model) {
-  bool has[256] = {};
-  for (const std::string& token : model.tokens) {
-    if (token.size() == 1) has[static_cast<unsigned char>(token[0])] = true;
-  }
-  for (int b = 0; b < 256; ++b) {
-    if (!has[b]) {
-      return absl::InvalidArgumentError(StrCat(
-          ranks_source, ": no rank for the single byte ",
-          Escaped(std::string(1, static_cast<char>(b))), ", so not every text can be encoded"));
-    }
+  if (int b = FirstByteWithoutToken(model.tokens, {}); b >= 0) {
+    return absl::InvalidArgumentError(StrCat(
+        ranks_source, ": no rank for the single byte ",
+        Escaped(std::string(1, static_cast<char>(b))), ", so not every text can be encoded"));
   }
   return absl::OkStatus();
 }

@@ -65,17 +65,9 @@ class ByteUnits : public Units {
 
   absl::Status CheckCoverage(std::span<const std::string> tokens,
                              const std::vector<bool>& is_special) const override {
-    bool has_byte[256] = {};
-    for (size_t id = 0; id < tokens.size(); ++id) {
-      if (tokens[id].size() == 1 && !is_special[id]) {
-        has_byte[static_cast<unsigned char>(tokens[id][0])] = true;
-      }
-    }
-    for (int b = 0; b < 256; ++b) {
-      if (!has_byte[b]) {
-        return absl::InvalidArgumentError(StrCat(
-            "the vocabulary has no token for byte ", b, ", so not every text can be encoded"));
-      }
+    if (int b = FirstByteWithoutToken(tokens, is_special); b >= 0) {
+      return absl::InvalidArgumentError(StrCat(
+          "the vocabulary has no token for byte ", b, ", so not every text can be encoded"));
     }
     return absl::OkStatus();
   }
@@ -102,6 +94,19 @@ class ByteUnits : public Units {
 };
 
 }  // namespace
+
+int FirstByteWithoutToken(std::span<const std::string> tokens, const std::vector<bool>& is_special) {
+  bool has_byte[256] = {};
+  for (size_t id = 0; id < tokens.size(); ++id) {
+    if (tokens[id].size() == 1 && (id >= is_special.size() || !is_special[id])) {
+      has_byte[static_cast<unsigned char>(tokens[id][0])] = true;
+    }
+  }
+  for (int b = 0; b < 256; ++b) {
+    if (!has_byte[b]) return b;
+  }
+  return -1;
+}
 
 std::string_view UnitKindName(UnitKind kind) {
   switch (kind) {

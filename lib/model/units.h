@@ -83,6 +83,10 @@ class Units {
   virtual bool byte_fallback() const = 0;
 };
 
+// Byte level: the first byte value that no regular token of `tokens` is (a token of that one
+// byte whose id is not marked in `is_special`; ids past its end are regular), or -1.
+int FirstByteWithoutToken(std::span<const std::string> tokens, const std::vector<bool>& is_special);
+
 // The units of `kind` (one shared, stateless object each).
 const Units& UnitsOf(UnitKind kind);
 

@@ -22,13 +22,14 @@ std::vector<bool> SpecialIds(const BpeModel& model) {
 
 }  // namespace
 
-BpeEncoder::BpeEncoder(const BpeModel& model, const EncoderOptions& options)
+BpeEncoder::BpeEncoder(const BpeModel& model, const EncoderOptions& options,
+                       const std::vector<bool>& is_special)
     : model_(model),
       ignore_merges_(model.ignore_merges),
       options_(options),
       bpe_(&pair_table_, byte_token_, options.long_piece),
       caches_([capacity = options.cache_entries] { return PieceCache(capacity); }) {
-  token_table_.Build(model_.tokens, SpecialIds(model_));
+  token_table_.Build(model_.tokens, is_special);
   pair_table_.Build(MergeEntries(model_.merges, model_.priority));  // the first merge of a pair wins
   for (int b = 0; b < 256; ++b) {
     byte_token_[b] = token_table_.Find(std::string_view(reinterpret_cast<const char*>(&b), 1));
@@ -45,8 +46,9 @@ absl::StatusOr<std::unique_ptr<BpeEncoder>> BpeEncoder::Create(const BpeModel& m
       }
     }
   }
-  TM_RETURN_IF_ERROR(model.units().CheckCoverage(model.tokens, SpecialIds(model)));
-  return std::unique_ptr<BpeEncoder>(new BpeEncoder(model, options));
+  const std::vector<bool> is_special = SpecialIds(model);
+  TM_RETURN_IF_ERROR(model.units().CheckCoverage(model.tokens, is_special));
+  return std::unique_ptr<BpeEncoder>(new BpeEncoder(model, options, is_special));
 }
 
 PieceCache* BpeEncoder::LocalCache() const {

@@ -43,7 +43,9 @@ class BpeEncoder : public PieceEncoder {
   const CharSegments& char_segments() const { return segments_; }
 
  private:
-  BpeEncoder(const BpeModel& model, const EncoderOptions& options);
+  // `is_special[id]`: id is a special token's.
+  BpeEncoder(const BpeModel& model, const EncoderOptions& options,
+             const std::vector<bool>& is_special);
 
   // EncodePiece with this thread's cache (nullptr: no cache).
   void EncodePieceCached(std::string_view piece, PieceCache* cache, IdWriter& out) const;
