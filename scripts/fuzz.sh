@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan + UBSan) if needed and runs one for a while.
 # Usage: scripts/fuzz.sh TARGET SECONDS [extra libFuzzer flags...]
-#   TARGET: pretokenize | jsonl | hf_json | tiktoken | counts_file | checkpoint (or NAME_fuzz)
+#   TARGET: pretokenize | custom_pattern | decode | jsonl | hf_json | tiktoken | counts_file |
+#           checkpoint (or NAME_fuzz)
 # Env: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_JOBS (build jobs, default all cores).
 # The seed corpus is tests/fuzz/seeds/TARGET (read only); new inputs go to a scratch corpus in
 # $FUZZ_BUILD_DIR/corpus/TARGET, crashes to $FUZZ_BUILD_DIR/findings/TARGET. Prints the final

@@ -16,13 +16,13 @@
 #include <thread>
 #include <vector>
 
-#include "absl/strings/str_split.h"
 #include "commands.h"
 #include "common/file_util.h"
 #include "common/strings.h"
 #include "corpus/line_reader.h"
 #include "flags.h"
 #include "model/encoder.h"
+#include "model/id_text.h"
 #include "model/model_file.h"
 #include "model/text_display.h"
 
@@ -229,16 +229,10 @@ int RunDecode(int argc, char** argv) {
     ++line_number;
     if (!status.ok()) return;
     ids.clear();
-    for (absl::string_view field_view :
-         absl::StrSplit(ToAbsl(line), absl::ByAnyChar(" \t\r\n"), absl::SkipEmpty())) {
-      std::string_view field = ToStd(field_view);
-      uint32_t id;
-      if (!ParseInt(field, &id)) {
-        status = absl::InvalidArgumentError(
-            StrCat(parsed.input, ":", line_number, ": '", field, "' is not a token id"));
-        return;
-      }
-      ids.push_back(id);
+    if (absl::Status parsed_line = ParseIdLine(line, &ids); !parsed_line.ok()) {
+      status = absl::InvalidArgumentError(
+          StrCat(parsed.input, ":", line_number, ": ", parsed_line.message()));
+      return;
     }
     text.clear();
     absl::Status decoded = (*encoder)->DecodeTo(ids, text);

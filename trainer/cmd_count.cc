@@ -66,6 +66,10 @@ int RunCount(int argc, char** argv) {
     std::fputs(flags.Help().c_str(), stdout);
     return kExitOk;
   }
+  if (absl::Status s = FinishCorpusFlags(flags, &options.corpus); !s.ok()) {
+    PrintError("count", s);
+    return kExitUsage;
+  }
   options.corpus.inputs = *inputs;
   if (options.output.empty()) {
     PrintError("count", "--output is required (where to write the word-count file)");

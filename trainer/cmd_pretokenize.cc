@@ -31,7 +31,14 @@ constexpr char kDescription[] =
     "  other byte below 0x20, for 0x7F and for each byte that is not valid UTF-8; all other\n"
     "  characters (spaces and valid non-ASCII UTF-8 included) are printed as they are.\n"
     "A special token (--special-token) is printed as '\\special ' followed by the escaped\n"
-    "token; no ordinary piece can print like that, since its backslashes are doubled.";
+    "token; no ordinary piece can print like that, since its backslashes are doubled.\n"
+    "\n"
+    "Custom patterns (--pattern, also in train and count): any regex PCRE2 accepts, with\n"
+    "PCRE2's meaning (UTF and Unicode properties on; look-around, \\w, \\d, \\p{P}, \\p{Han},\n"
+    "...), run by PCRE2 with JIT. The pieces are its matches, searched for one after another;\n"
+    "an empty string is never a match; text no match covers is cut into pieces too, so\n"
+    "nothing is lost. The presets run on exact hand-written scanners; a pattern equal to a\n"
+    "preset's gets that preset's scanner.";
 
 void AppendEscaped(std::string_view piece, std::string& out) {
   const auto* s = reinterpret_cast<const unsigned char*>(piece.data());
@@ -85,8 +92,7 @@ int RunPretokenize(int argc, char** argv) {
   flags.AddChoice("preset", &options.pretokenizer.preset, PresetNames(),
                   "pre-tokenizer preset");
   flags.AddString("pattern", &options.pretokenizer.pattern,
-                  "a custom pattern instead of a preset (see 'Custom patterns' in "
-                  "lib/pretokenize/pretokenizer.h for what is supported)");
+                  "a custom pattern (any PCRE2 regex) instead of a preset");
   flags.AddStrings("special-token", &options.special_tokens,
                    "a literal token cut out before pre-tokenization");
   absl::StatusOr<std::vector<std::string>> positional = flags.Parse(argc, argv, 2);

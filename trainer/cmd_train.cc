@@ -181,6 +181,10 @@ int RunTrain(int argc, char** argv) {
     std::fputs(flags.Help().c_str(), stdout);
     return kExitOk;
   }
+  if (absl::Status s = FinishCorpusFlags(flags, &options.run.corpus); !s.ok()) {
+    PrintError("train", s);
+    return kExitUsage;
+  }
   options.run.corpus.inputs = *inputs;
   const bool resuming = !options.resume.empty();
   if (!resuming) {

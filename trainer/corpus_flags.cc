@@ -7,6 +7,9 @@ namespace tokenmill::cli {
 void AddCorpusFlags(FlagSet& flags, CountCorpusOptions* options) {
   flags.AddChoice("preset", &options->pretokenizer.preset, PresetNames(),
                   "pre-tokenizer: how text is split into words before merging");
+  flags.AddString("pattern", &options->pretokenizer.pattern,
+                  "a custom pre-tokenizer pattern instead of a preset: any PCRE2 regex (run by "
+                  "PCRE2 with JIT; see 'tokenmill pretokenize --help')");
   flags.AddStrings("special-token", &options->special_tokens,
                    "a literal token that is never split or merged, e.g. <|endoftext|>");
   flags.AddInt("threads", &options->threads, "worker threads (0: all cores)");
@@ -35,6 +38,15 @@ void AddCorpusFlags(FlagSet& flags, CountCorpusOptions* options) {
                 "uncompressed files are read in shards of about this many bytes");
   flags.AddSize("batch-bytes", &options->batch_bytes,
                 "compressed inputs are handed to threads in batches of about this many bytes");
+}
+
+absl::Status FinishCorpusFlags(const FlagSet& flags, CountCorpusOptions* options) {
+  if (!flags.WasSet("pattern")) return absl::OkStatus();
+  if (flags.WasSet("preset")) {
+    return absl::InvalidArgumentError("give --preset or --pattern, not both");
+  }
+  options->pretokenizer.preset = "custom";
+  return absl::OkStatus();
 }
 
 }  // namespace tokenmill::cli

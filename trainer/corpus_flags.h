@@ -10,4 +10,7 @@ namespace tokenmill::cli {
 
 void AddCorpusFlags(FlagSet& flags, CountCorpusOptions* options);
 
+// After parsing: --pattern selects the custom pre-tokenizer (and conflicts with --preset).
+absl::Status FinishCorpusFlags(const FlagSet& flags, CountCorpusOptions* options);
+
 }  // namespace tokenmill::cli

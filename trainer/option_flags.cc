@@ -46,6 +46,7 @@ std::string FlagOf(std::string_view option) {
 }
 
 std::vector<std::string> OptionsOfFlag(std::string_view flag) {
+  if (flag == "pattern") return {"pretokenizer"};  // --pattern sets the custom pre-tokenizer
   for (std::string_view option : kOptions) {
     if (FlagOf(option) == flag) return {std::string(option)};
   }

@@ -8,6 +8,7 @@
 #include "common/strings.h"
 #include "common/version.h"
 #include "count/count_corpus.h"
+#include "pretokenize/pretokenizer.h"
 #include "pretokenize/pretokenizer_config_codec.h"
 
 namespace tokenmill {
@@ -37,8 +38,11 @@ absl::Status CheckCompatible(const std::string& path, const CountsFileHeader& he
         absl::InvalidArgumentError(StrCat(
             "'", path, "' was counted with pre-tokenizer '", header.pretokenizer.preset,
             "' but this run uses '", options.pretokenizer.preset,
-            "': word counts only add up under the same pre-tokenizer (pass `pretokenizer` ",
-            header.pretokenizer.preset, ")")),
+            "': word counts only add up under the same pre-tokenizer (pass ",
+            header.pretokenizer.preset == "custom"
+                ? StrCat("`pattern` '", header.pattern, "'")
+                : StrCat("`pretokenizer` ", header.pretokenizer.preset),
+            ")")),
         {"pretokenizer"});
   }
   std::vector<std::string> theirs = header.special_tokens, ours = options.special_tokens;
@@ -93,6 +97,13 @@ absl::Status ValidateCountCorpusFlags(const CountCorpusOptions& options) {
   }
   if (options.text_field.empty()) return OptionError("`text_field` must not be empty", {"text_field"});
   if (options.threads < 0) return OptionError("`threads` must be 0 (all cores) or more", {"threads"});
+  // A bad custom pattern or preset name is a usage error found before any input is opened.
+  if (absl::StatusOr<std::unique_ptr<PreTokenizer>> p = PreTokenizer::Create(options.pretokenizer);
+      !p.ok()) {
+    const bool custom = options.pretokenizer.preset == "custom";
+    return OptionError(StrCat(custom ? "`pattern`: " : "`pretokenizer`: ", Message(p.status())),
+                       {"pretokenizer"});
+  }
   return absl::OkStatus();
 }
 

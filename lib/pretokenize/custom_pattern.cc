@@ -1,207 +1,144 @@
-// The custom-pattern matcher: a parser for the supported PCRE subset into a small AST, compiled
-// to a graph of nodes that a backtracking matcher walks. Quantifiers apply to single character
-// sets (iterated in place, stepping back over UTF-8 when backtracking, so no stack or memory grows
-// with the input) or, as `?`, to groups; recursion depth is bounded by the pattern's size.
+// Custom patterns on PCRE2: compiled once (JIT when the platform has it), matched from many
+// threads with per-thread match data, match context and JIT stack.
 #include "pretokenize/custom_pattern.h"
 
-#include <bitset>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include <atomic>
 #include <cstdint>
-#include <deque>
-#include <string>
-#include <utility>
-#include <vector>
 
 #include "common/strings.h"
-#include "pretokenize/custom_pattern_ast.h"
 #include "pretokenize/unicode_classes.h"
 
 namespace tokenmill {
 namespace {
 
-using custom_pattern::Ast;
-using custom_pattern::CharSet;
-using custom_pattern::Node;
+std::atomic<uint64_t> match_failures{0};
 
-class CustomPatternPreTokenizer final : public PreTokenizer {
- public:
-  CustomPatternPreTokenizer(std::vector<CharSet> sets, const Ast& ast) : sets_(std::move(sets)) {
-    end_ = New(Node::kEnd);
-    root_ = Compile(ast, end_);
+std::string ErrorText(int code) {
+  PCRE2_UCHAR message[256];
+  if (pcre2_get_error_message(code, message, sizeof(message)) < 0) return StrCat("error ", code);
+  return reinterpret_cast<const char*>(message);
+}
+
+// What one thread needs to match any compiled pattern: an ovector of one pair is enough, as
+// only the whole match is used.
+struct ThreadMatcher {
+  ThreadMatcher() {
+    data = pcre2_match_data_create(1, nullptr);
+    context = pcre2_match_context_create(nullptr);
+    // The match limit is the pattern's, set before each search. No depth limit: only memory
+    // bounds a search.
+    pcre2_set_depth_limit(context, UINT32_MAX);
+    pcre2_set_heap_limit(context, 256 << 10);  // KiB: the interpreter's backtracking memory
+    stack = pcre2_jit_stack_create(32 << 10, 64 << 20, nullptr);
+    if (stack != nullptr) pcre2_jit_stack_assign(context, nullptr, stack);
   }
+  ~ThreadMatcher() {
+    pcre2_jit_stack_free(stack);
+    pcre2_match_context_free(context);
+    pcre2_match_data_free(data);
+  }
+  pcre2_match_data* data;
+  pcre2_match_context* context;
+  pcre2_jit_stack* stack;
+};
 
-  // Pieces: each match; text no match covers is cut into its maximal stretches of valid UTF-8
-  // (one piece each) and its invalid bytes (one piece each).
+ThreadMatcher& ThisThreadsMatcher() {
+  thread_local ThreadMatcher matcher;
+  return matcher;
+}
+
+class Pcre2PatternPreTokenizer final : public PreTokenizer {
+ public:
+  Pcre2PatternPreTokenizer(pcre2_code* code, bool jit, uint32_t match_limit)
+      : code_(code), jit_(jit), match_limit_(match_limit) {}
+  ~Pcre2PatternPreTokenizer() override { pcre2_code_free(code_); }
+
   void Split(std::string_view text,
              absl::FunctionRef<void(std::string_view)> on_piece) const override {
-    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    ThreadMatcher& m = ThisThreadsMatcher();
+    pcre2_set_match_limit(m.context, match_limit_);
+    const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
+    const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
     const size_t n = text.size();
-    size_t pos = 0, gap_start = 0;
-    auto flush_gap = [&](size_t to) {
-      if (gap_start < to) on_piece(text.substr(gap_start, to - gap_start));
+    // Text [from, to) that no match covers: each invalid byte a piece, each stretch of valid
+    // UTF-8 between them a piece.
+    auto uncovered = [&](size_t from, size_t to) {
+      size_t valid_start = from;
+      for (size_t i = from; i < to;) {
+        const DecodedChar c = DecodeAt(bytes, to, i);
+        if (c.cls & kClassInvalid) {
+          if (valid_start < i) on_piece(text.substr(valid_start, i - valid_start));
+          on_piece(text.substr(i, 1));
+          valid_start = i + 1;
+        }
+        i += c.len;
+      }
+      if (valid_start < to) on_piece(text.substr(valid_start, to - valid_start));
     };
+    size_t pos = 0;
     while (pos < n) {
-      size_t end = 0;
-      if (Match(root_, s, n, pos, &end)) {
-        flush_gap(pos);
-        on_piece(text.substr(pos, end - pos));
-        pos = gap_start = end;
+      int rc = jit_ ? pcre2_jit_match(code_, subject, n, pos, PCRE2_NOTEMPTY, m.data, m.context)
+                    : pcre2_match(code_, subject, n, pos, PCRE2_NOTEMPTY, m.data, m.context);
+      if (rc < 0 && rc != PCRE2_ERROR_NOMATCH && jit_) {  // e.g. the JIT stack ran out
+        rc = pcre2_match(code_, subject, n, pos, PCRE2_NOTEMPTY | PCRE2_NO_JIT, m.data, m.context);
+      }
+      if (rc == PCRE2_ERROR_NOMATCH) break;
+      if (rc < 0) {  // a limit: the next character stays uncovered, the search goes on after it
+        match_failures.fetch_add(1, std::memory_order_relaxed);
+        const size_t next = pos + DecodeAt(bytes, n, pos).len;
+        uncovered(pos, next);
+        pos = next;
         continue;
       }
-      const DecodedChar c = DecodeAt(s, n, pos);
-      if (c.cls & kClassInvalid) {
-        flush_gap(pos);
-        on_piece(text.substr(pos, 1));
-        gap_start = pos + 1;
+      const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(m.data);
+      const size_t start = ovector[0], end = ovector[1];
+      if (end <= start) {  // \K can still make one empty: the character stays uncovered
+        const size_t next = start + DecodeAt(bytes, n, start).len;
+        uncovered(pos, next);
+        pos = next;
+        continue;
       }
-      pos += c.len;
+      uncovered(pos, start);
+      on_piece(text.substr(start, end - start));
+      pos = end;
     }
-    flush_gap(n);
+    uncovered(pos, n);
   }
 
  private:
-  Node* New(Node::Op op) {
-    nodes_.emplace_back();
-    nodes_.back().op = op;
-    return &nodes_.back();
-  }
-
-  const Node* Compile(const Ast& a, const Node* next) {
-    switch (a.kind) {
-      case Ast::kSet: {
-        Node* node = New(Node::kSet);
-        node->set = a.set;
-        node->next = next;
-        return node;
-      }
-      case Ast::kSeq:
-        for (auto it = a.kids.rbegin(); it != a.kids.rend(); ++it) next = Compile(*it, next);
-        return next;
-      case Ast::kAlt: {
-        Node* node = New(Node::kAlt);
-        for (const Ast& k : a.kids) node->branches.push_back(Compile(k, next));
-        return node;
-      }
-      case Ast::kRepeat: {
-        const Ast& kid = a.kids[0];
-        if (kid.kind == Ast::kSet) {
-          Node* node = New(Node::kRepeatSet);
-          node->set = kid.set;
-          node->min = a.min, node->max = a.max, node->greedy = a.greedy;
-          node->next = next;
-          return node;
-        }
-        Node* node = New(Node::kAlt);  // (group)? and (group)??
-        const Node* body = Compile(kid, next);
-        node->branches = a.greedy ? std::vector<const Node*>{body, next}
-                                  : std::vector<const Node*>{next, body};
-        return node;
-      }
-      case Ast::kLookahead: {
-        Node* node = New(Node::kLookahead);
-        node->negated = a.negated;
-        node->body = Compile(a.kids[0], end_);
-        node->next = next;
-        return node;
-      }
-    }
-    return next;
-  }
-
-  // The character at i if it is in set `set`: its length, else 0.
-  size_t InSet(int set, const unsigned char* s, size_t n, size_t i) const {
-    if (i >= n) return 0;
-    const DecodedChar c = DecodeAt(s, n, i);
-    if (c.cls & kClassInvalid) return 0;
-    uint32_t cp = s[i];
-    if (c.len == 2) cp = ((s[i] & 0x1F) << 6) | (s[i + 1] & 0x3F);
-    if (c.len == 3) cp = ((s[i] & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F);
-    if (c.len == 4) {
-      cp = ((s[i] & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) |
-           (s[i + 3] & 0x3F);
-    }
-    return sets_[set].Contains(cp, c.cls) ? c.len : 0;
-  }
-
-  bool Match(const Node* node, const unsigned char* s, size_t n, size_t pos, size_t* end) const {
-    while (true) {
-      switch (node->op) {
-        case Node::kEnd:
-          *end = pos;
-          return true;
-        case Node::kSet: {
-          const size_t len = InSet(node->set, s, n, pos);
-          if (len == 0) return false;
-          pos += len;
-          node = node->next;
-          continue;
-        }
-        case Node::kAlt:
-          for (const Node* branch : node->branches) {
-            if (Match(branch, s, n, pos, end)) return true;
-          }
-          return false;
-        case Node::kLookahead: {
-          size_t ignored;
-          if (Match(node->body, s, n, pos, &ignored) == node->negated) return false;
-          node = node->next;
-          continue;
-        }
-        case Node::kRepeatSet:
-          return MatchRepeat(node, s, n, pos, end);
-      }
-    }
-  }
-
-  bool MatchRepeat(const Node* node, const unsigned char* s, size_t n, size_t pos,
-                   size_t* end) const {
-    const int64_t max = node->max < 0 ? INT64_MAX : node->max;
-    int64_t count = 0;
-    size_t i = pos;
-    auto step = [&] {
-      const size_t len = count < max ? InSet(node->set, s, n, i) : 0;
-      if (len == 0) return false;
-      i += len;
-      ++count;
-      return true;
-    };
-    while (count < node->min) {
-      if (!step()) return false;
-    }
-    if (!node->greedy) {
-      while (true) {
-        if (Match(node->next, s, n, i, end)) return true;
-        if (!step()) return false;
-      }
-    }
-    while (step()) {
-    }
-    while (true) {  // back off one character at a time (all matched characters are valid UTF-8)
-      if (Match(node->next, s, n, i, end)) return true;
-      if (count == node->min) return false;
-      do {
-        --i;
-      } while ((s[i] & 0xC0) == 0x80);
-      --count;
-    }
-  }
-
-  std::vector<CharSet> sets_;
-  std::deque<Node> nodes_;
-  const Node* end_ = nullptr;
-  const Node* root_ = nullptr;
+  pcre2_code* code_;
+  bool jit_;
+  uint32_t match_limit_;
 };
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<PreTokenizer>> CompileCustomPattern(std::string_view pattern) {
-  std::vector<CharSet> sets;
-  absl::StatusOr<Ast> ast = custom_pattern::ParsePattern(pattern, &sets);
-  if (!ast.ok()) return ast.status();
-  if (custom_pattern::Nullable(*ast)) {
+absl::StatusOr<std::unique_ptr<PreTokenizer>> CompileCustomPattern(std::string_view pattern,
+                                                                   uint32_t match_limit) {
+  int error_code = 0;
+  PCRE2_SIZE error_offset = 0;
+  pcre2_code* code = pcre2_compile(
+      reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+      PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF | PCRE2_NEVER_BACKSLASH_C, &error_code,
+      &error_offset, nullptr);
+  if (code == nullptr) {
     return absl::InvalidArgumentError(
-        "pattern offset 0: the pattern can match the empty string (every piece must be non-empty)");
+        StrCat("PCRE2 refuses the pattern at offset ", error_offset, ": ", ErrorText(error_code)));
   }
-  return std::make_unique<CustomPatternPreTokenizer>(std::move(sets), *ast);
+  const bool jit = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
+  return std::make_unique<Pcre2PatternPreTokenizer>(code, jit, match_limit);
 }
+
+std::string Pcre2Version() {
+  char version[64] = {}, unicode[32] = {};
+  pcre2_config(PCRE2_CONFIG_VERSION, version);
+  pcre2_config(PCRE2_CONFIG_UNICODE_VERSION, unicode);
+  return StrCat(version, ", Unicode ", unicode);
+}
+
+uint64_t CustomPatternMatchFailures() { return match_failures.load(std::memory_order_relaxed); }
 
 }  // namespace tokenmill

@@ -19,20 +19,11 @@
 // stood alone. This is what PCRE2 does with PCRE2_MATCH_INVALID_UTF. NUL is an ordinary
 // character ([^\s\p{L}\p{N}]).
 //
-// Custom patterns (preset "custom", PreTokenizerConfig::pattern; exactly a preset's pattern
-// selects that preset's scanner) run on a backtracking matcher (custom_pattern.h) with the same
-// semantics, for this subset of PCRE syntax:
-//   - alternation |; groups (...), (?:...), (?i:...) and look-ahead (?=...), (?!...);
-//   - quantifiers * + ? {n} {n,} {n,m}, greedy or lazy (?), on one character or class; on a
-//     group only ? (or ??);
-//   - literal characters (UTF-8), ., classes [...] and [^...] with ranges, and the escapes
-//     \s \S \n \r \t \f \a \e \xHH \x{H..} and escaped punctuation; \p{..} and \P{..} for L, M,
-//     N, Ll, and Lu with Lt or Lm with Lo given together in one class (as o200k does);
-//   - (?i:...) folds ASCII letters (plus U+017F for s and U+212A for k, as PCRE2 and Rust do).
-// Anything else (anchors, \d, \w, \b, other properties, look-behind, back-references, atomic and
-// possessive forms, non-ASCII cased letters under (?i:...), a pattern that can match the empty
-// string) is rejected by Create() with the offset and the construct. Text that no match covers
-// becomes pieces too: each maximal stretch of valid UTF-8 one piece, each invalid byte one.
+// Custom patterns (preset "custom", PreTokenizerConfig::pattern) run on PCRE2 (custom_pattern.h):
+// any pattern PCRE2 accepts, with PCRE2's meaning (its own Unicode tables); a custom pattern
+// exactly equal to a preset's pattern selects that preset's scanner instead. Text that no match
+// covers becomes pieces too: each maximal stretch of valid UTF-8 one piece, each invalid byte
+// one. An empty string is never a match (PCRE2_NOTEMPTY).
 #pragma once
 
 #include <memory>
