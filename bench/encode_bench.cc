@@ -19,8 +19,8 @@
 #include "bench_corpus.h"
 #include "model/encoder.h"
 #include "model/model_file.h"
-#include "pretokenize/presets.h"
 #include "reference/pcre2_splitter.h"
+#include "reference/sidecar_pattern.h"
 
 namespace tokenmill {
 namespace {
@@ -44,7 +44,7 @@ const Encoder* LoadEncoder(const std::string& path) {
 }
 
 const Encoder* OpenAiEncoder(int64_t index) {
-  return LoadEncoder(std::string(TOKENMILL_SHARED_DIR) + "/vocab/" + kEncodings[index] + ".tiktoken");
+  return LoadEncoder(testing::TestVocabDir() + kEncodings[index] + ".tiktoken");
 }
 
 void ReportThroughput(benchmark::State& state, size_t bytes, size_t tokens) {
@@ -91,7 +91,7 @@ void BM_SplitOnlyPcre2Jit(benchmark::State& state) {
   const std::string& text = bench::BenchCorpus(kCorpora[state.range(0)]);
   state.SetLabel(std::string(kCorpora[state.range(0)]) + "/" + kEncodings[state.range(1)]);
   absl::StatusOr<std::unique_ptr<PreTokenizer>> pcre2 =
-      testing::MakePcre2PreTokenizer(PresetPattern(kPresetOf[state.range(1)]));
+      testing::MakePcre2PresetPreTokenizer(kPresetOf[state.range(1)]);
   if (!pcre2.ok()) {
     state.SkipWithError("cannot compile the pattern");
     return;

@@ -11,6 +11,7 @@
 #include "pretokenize/presets.h"
 #include "pretokenize/pretokenizer.h"
 #include "reference/pcre2_splitter.h"
+#include "reference/sidecar_pattern.h"
 
 namespace tokenmill {
 namespace {
@@ -45,7 +46,7 @@ void BM_PreTokenize(benchmark::State& state) {
 void BM_PreTokenizePcre2Jit(benchmark::State& state) {
   const std::string& text = bench::BenchCorpus(kCorpora[state.range(0)]);
   absl::StatusOr<std::unique_ptr<PreTokenizer>> pcre2 =
-      testing::MakePcre2PreTokenizer(PresetPattern(kPresets[state.range(1)]));
+      testing::MakePcre2PresetPreTokenizer(kPresets[state.range(1)]);
   if (!pcre2.ok()) {
     state.SkipWithError("cannot compile the pattern");
     return;

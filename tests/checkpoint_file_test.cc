@@ -20,6 +20,7 @@
 #include "reference/trained_bpe.h"
 #include "train/trainer.h"
 #include "reference/cli_runner.h"
+#include "reference/checked.h"
 
 namespace tokenmill {
 namespace {
@@ -199,7 +200,7 @@ TEST(CheckpointFile, TheTableGoesToItsOwnFileOnce) {
   EXPECT_EQ(parsed->words_file, WordTablePath(path));
   EXPECT_THAT(DescribeCheckpoint(*parsed), HasSubstr("word table: " + WordTablePath(path)));
   // Without a way to read the table file, the bytes alone are not a checkpoint.
-  EXPECT_THAT(std::string(ParseCheckpoint(*ReadFile(path), "run.ckpt").status().message()),
+  EXPECT_THAT(std::string(ParseCheckpoint(testing::ReadFileOrFail(path), "run.ckpt").status().message()),
               HasSubstr("run.ckpt.words"));
 
   // A writer that adopted the table from where it was read does not write it again there...
@@ -211,7 +212,7 @@ TEST(CheckpointFile, TheTableGoesToItsOwnFileOnce) {
   // ...but does write it beside a checkpoint elsewhere, where it reads back the same.
   std::string elsewhere = dir.File("other.ckpt");
   ASSERT_TRUE(adopted.Write(without_table, elsewhere).ok());
-  EXPECT_EQ(*ReadFile(WordTablePath(elsewhere)), *ReadFile(WordTablePath(path)));
+  EXPECT_EQ(testing::ReadFileOrFail(WordTablePath(elsewhere)), testing::ReadFileOrFail(WordTablePath(path)));
   EXPECT_EQ(ReadCheckpoint(elsewhere)->words, c.words);
 }
 
@@ -221,7 +222,7 @@ TEST(CheckpointFile, AMissingDamagedOrForeignTableFileIsAClearError) {
   CheckpointWriter writer;
   ASSERT_TRUE(writer.Write(SampleCheckpoint(), path).ok());
   const std::string table_path = WordTablePath(path);
-  const std::string table = *ReadFile(table_path);
+  const std::string table = testing::ReadFileOrFail(table_path);
   auto error_with = [&](const std::string& table_bytes) {
     {
       std::ofstream out(table_path, std::ios::binary | std::ios::trunc);
@@ -247,7 +248,7 @@ TEST(CheckpointFile, AMissingDamagedOrForeignTableFileIsAClearError) {
   other.words.Add("another word", 5);
   std::string other_path = dir.File("other.ckpt");
   ASSERT_TRUE(CheckpointWriter().Write(other, other_path).ok());
-  EXPECT_THAT(error_with(*ReadFile(WordTablePath(other_path))), HasSubstr("another table"));
+  EXPECT_THAT(error_with(testing::ReadFileOrFail(WordTablePath(other_path))), HasSubstr("another table"));
   // No table file at all.
   std::filesystem::remove(table_path);
   auto missing = ReadCheckpoint(path);
@@ -304,8 +305,8 @@ std::string LittleEndian32(uint32_t v) {
 // Version 1 had the table inline and no table location in the header: made here from the
 // version 2 checkpoint and its table file.
 TEST(CheckpointFile, VersionOneFilesAreStillRead) {
-  std::string v2 = *ReadFile(kV2Checkpoint);
-  std::string table = *ReadFile(kV2Checkpoint + ".words");
+  std::string v2 = testing::ReadFileOrFail(kV2Checkpoint);
+  std::string table = testing::ReadFileOrFail(kV2Checkpoint + ".words");
   auto original = ReadCheckpoint(kV2Checkpoint);
   ASSERT_TRUE(original.ok()) << original.status();
   ASSERT_EQ(original->format_version, 2u);
@@ -437,7 +438,7 @@ TEST(CheckpointFile, MergesWrittenInStepsReadBackWhole) {
     EXPECT_EQ(parsed->merges, k.merges);
     EXPECT_EQ(parsed->merge_counts, k.merge_counts);
     if (n == 300 && !other) {  // written in steps of 100, 1, 149 and 50 merges: four frames
-      const std::string data = *ReadFile(path);
+      const std::string data = testing::ReadFileOrFail(path);
       uint32_t header_size = 0;
       std::memcpy(&header_size, data.data() + 12, 4);
       std::string_view frames(data);

@@ -7,6 +7,8 @@
 
 #include "common/file_util.h"
 #include "reference/cli_runner.h"
+#include "reference/checked.h"
+#include "reference/sidecar_pattern.h"
 
 namespace tokenmill {
 namespace {
@@ -16,8 +18,8 @@ using ::testing::StartsWith;
 using testing::RunCli;
 using testing::TempDir;
 
-const std::string kGpt2 = std::string(TOKENMILL_SHARED_DIR) + "/vocab/gpt2.tiktoken";
-const std::string kCl100k = std::string(TOKENMILL_SHARED_DIR) + "/vocab/cl100k_base.tiktoken";
+const std::string kGpt2 = testing::TestVocabDir() + "gpt2.tiktoken";
+const std::string kCl100k = testing::TestVocabDir() + "cl100k_base.tiktoken";
 const std::string kInputs = std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/tiktoken_expected/inputs.txt";
 
 int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
@@ -29,7 +31,7 @@ TEST(CliEncode, TiktokenFileHello) {
 }
 
 TEST(CliEncode, LinesMatchTiktokenOnAnyThreadCountAndBlockSize) {
-  std::string expected = *ReadFile(std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/tiktoken_expected/gpt2.lines.ids");
+  std::string expected = testing::ReadFileOrFail(std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/tiktoken_expected/gpt2.lines.ids");
   for (const char* threads : {"1", "2"}) {
     for (const char* block : {"100", "4194304"}) {
       auto r = RunCli({"encode", "--tokenizer", kGpt2, "--threads", threads, "--block-bytes", block, kInputs});
@@ -69,9 +71,9 @@ TEST(CliConvert, BothWaysKeepTheIds) {
   ASSERT_EQ(to_json.exit_code, 0) << to_json.err;
   auto back = RunCli({"convert", dir.File("gpt2.json"), dir.File("again.tiktoken")});
   ASSERT_EQ(back.exit_code, 0) << back.err;
-  EXPECT_EQ(*ReadFile(dir.File("again.tiktoken")), *ReadFile(kGpt2));
+  EXPECT_EQ(testing::ReadFileOrFail(dir.File("again.tiktoken")), testing::ReadFileOrFail(kGpt2));
   EXPECT_TRUE(std::filesystem::exists(dir.File("again.json")));
-  std::string expected = *ReadFile(std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/tiktoken_expected/gpt2.lines.ids");
+  std::string expected = testing::ReadFileOrFail(std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/tiktoken_expected/gpt2.lines.ids");
   for (const std::string& tokenizer : {dir.File("gpt2.json"), dir.File("again.tiktoken"), dir.File("again.json")}) {
     auto r = RunCli({"encode", "--tokenizer", tokenizer, kInputs});
     EXPECT_EQ(r.out, expected) << tokenizer;

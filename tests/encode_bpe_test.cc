@@ -20,6 +20,8 @@
 #include "model/bpe/piece_bpe.h"
 #include "reference/trained_bpe.h"
 #include "train/trainer.h"
+#include "reference/checked.h"
+#include "reference/sidecar_pattern.h"
 
 namespace tokenmill {
 namespace {
@@ -125,7 +127,7 @@ struct BpeFixture {
 // repeated pair; nothing for a byte whose token no merge names), and a PieceBpe that uses it
 // encodes and traces exactly as one that does not.
 TEST(PieceBpe, BytePairMergesAnswerAsThePairTable) {
-  for (const BpeModel& model : {TrainedModel(), *LoadBpeModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/gpt2.tiktoken")}) {
+  for (const BpeModel& model : {TrainedModel(), testing::LoadBpeModelOrFail(testing::TestVocabDir() + "gpt2.tiktoken")}) {
     BpeFixture fixture(model);
     // A repeated pair (with another priority), which both must ignore.
     fixture.entries.push_back({fixture.entries.front().first, {1u << 30, 7}});
@@ -164,7 +166,7 @@ TEST(PieceBpe, BytePairMergesAnswerAsThePairTable) {
 }
 
 TEST(PieceBpe, HeapEqualsScanOnLongPieces) {
-  for (const BpeModel& model : {TrainedModel(), *LoadBpeModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/gpt2.tiktoken")}) {
+  for (const BpeModel& model : {TrainedModel(), testing::LoadBpeModelOrFail(testing::TestVocabDir() + "gpt2.tiktoken")}) {
     BpeFixture fixture(model);
     PieceBpe bpe(&fixture.pairs, fixture.byte_token);
     std::string text = SampleText(200000);
@@ -186,7 +188,7 @@ TEST(PieceBpe, HeapEqualsScanOnLongPieces) {
 
 // (tests/large/encode_long_piece_test.cc runs 1 MB and 16 MB pieces.)
 TEST(PieceBpe, ALongPieceWithoutSpacesEncodesAndDecodes) {
-  auto encoder = Encoder::Create(*LoadBpeModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/cl100k_base.tiktoken"));
+  auto encoder = Encoder::Create(testing::LoadBpeModelOrFail(testing::TestVocabDir() + "cl100k_base.tiktoken"));
   ASSERT_TRUE(encoder.ok());
   std::string text;
   std::mt19937 rng(3);
@@ -236,7 +238,7 @@ TEST(IdWriter, AppendsExactlyWhatWasWritten) {
 
 TEST(Encoder, CacheAndShortcutsChangeNothing) {
   std::string text = SampleText(300000);
-  for (const BpeModel& model : {TrainedModel(), *LoadBpeModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/gpt2.tiktoken")}) {
+  for (const BpeModel& model : {TrainedModel(), testing::LoadBpeModelOrFail(testing::TestVocabDir() + "gpt2.tiktoken")}) {
     auto cached = Encoder::Create(model);
     EncoderOptions plain_options;
     plain_options.cache_entries = 0;
@@ -336,7 +338,7 @@ TEST(CharSegments, SplittingPiecesOfChineseChangesNoId) {
   ASSERT_TRUE(trained.ok()) << trained.status();
   std::vector<BpeModel> models = {Bpe(*trained)};
   for (const char* name : {"gpt2", "cl100k_base", "o200k_base"}) {
-    models.push_back(*LoadBpeModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/" + name + ".tiktoken"));
+    models.push_back(testing::LoadBpeModelOrFail(testing::TestVocabDir() + name + ".tiktoken"));
   }
   const std::vector<std::string> pieces = ChinesePieces(chinese, 20000, 11);
   for (size_t m = 0; m < models.size(); ++m) {
@@ -448,7 +450,7 @@ TEST(Encoder, BatchReportsTheFirstFailingText) {
 }
 
 TEST(Encoder, ExplainAddsUpToEncode) {
-  for (const BpeModel& model : {TrainedModel(), *LoadBpeModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/gpt2.tiktoken")}) {
+  for (const BpeModel& model : {TrainedModel(), testing::LoadBpeModelOrFail(testing::TestVocabDir() + "gpt2.tiktoken")}) {
     auto encoder = Encoder::Create(model);
     ASSERT_TRUE(encoder.ok());
     std::string text = SampleText(3000) + "<|endoftext|> tail";

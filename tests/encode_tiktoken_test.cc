@@ -11,11 +11,13 @@
 #include "common/file_util.h"
 #include "model/encoder.h"
 #include "model/model_file.h"
+#include "reference/checked.h"
+#include "reference/sidecar_pattern.h"
 
 namespace tokenmill {
 namespace {
 
-const std::string kVocabDir = std::string(TOKENMILL_SHARED_DIR) + "/vocab/";
+const std::string kVocabDir = testing::TestVocabDir();
 const std::string kExpectedDir = std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/tiktoken_expected/";
 
 const Encoder& OpenAiEncoder(const std::string& name) {
@@ -64,8 +66,8 @@ class TiktokenSample : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TiktokenSample, EachLineGivesTiktokensIds) {
   const Encoder& encoder = OpenAiEncoder(GetParam());
-  std::vector<std::string> inputs = LinesOf(*ReadFile(kExpectedDir + "inputs.txt"));
-  std::vector<std::string> expected = LinesOf(*ReadFile(kExpectedDir + GetParam() + ".lines.ids"));
+  std::vector<std::string> inputs = LinesOf(testing::ReadFileOrFail(kExpectedDir + "inputs.txt"));
+  std::vector<std::string> expected = LinesOf(testing::ReadFileOrFail(kExpectedDir + GetParam() + ".lines.ids"));
   ASSERT_EQ(inputs.size(), expected.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     auto ids = encoder.Encode(inputs[i]);
@@ -76,14 +78,14 @@ TEST_P(TiktokenSample, EachLineGivesTiktokensIds) {
 
 TEST_P(TiktokenSample, TheWholeFileGivesTiktokensIds) {
   const Encoder& encoder = OpenAiEncoder(GetParam());
-  auto ids = encoder.Encode(*ReadFile(kExpectedDir + "inputs.txt"));
+  auto ids = encoder.Encode(testing::ReadFileOrFail(kExpectedDir + "inputs.txt"));
   ASSERT_TRUE(ids.ok()) << ids.status();
-  EXPECT_EQ(*ids, ParseIds(*ReadFile(kExpectedDir + GetParam() + ".whole.ids")));
+  EXPECT_EQ(*ids, ParseIds(testing::ReadFileOrFail(kExpectedDir + GetParam() + ".whole.ids")));
 }
 
 TEST_P(TiktokenSample, DecodeGivesBackTheText) {
   const Encoder& encoder = OpenAiEncoder(GetParam());
-  std::string text = *ReadFile(kExpectedDir + "inputs.txt");
+  std::string text = testing::ReadFileOrFail(kExpectedDir + "inputs.txt");
   EXPECT_EQ(*encoder.Decode(*encoder.Encode(text)), text);
 }
 

@@ -17,6 +17,8 @@
 #include "reference/cli_runner.h"
 #include "reference/trained_bpe.h"
 #include "train/trainer.h"
+#include "reference/checked.h"
+#include "reference/sidecar_pattern.h"
 
 namespace tokenmill {
 namespace {
@@ -116,7 +118,7 @@ class FormatRoundTrip : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FormatRoundTrip, JsonToTiktokenToJsonKeepsEveryId) {
   testing::TempDir dir;
-  std::string text = *ReadFile(std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/sample.txt") +
+  std::string text = testing::ReadFileOrFail(std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/sample.txt") +
                      "<|endoftext|>x<|pad|>";
   BpeModel trained = TrainedModel(GetParam());
   ASSERT_TRUE(SaveModel(trained, dir.File("a.json")).ok());
@@ -139,7 +141,7 @@ INSTANTIATE_TEST_SUITE_P(Presets, FormatRoundTrip, ::testing::Values("gpt2", "cl
 
 TEST(FormatRoundTrip, OpenAiTiktokenToJsonAndBack) {
   testing::TempDir dir;
-  std::string vocab = std::string(TOKENMILL_SHARED_DIR) + "/vocab/gpt2.tiktoken";
+  std::string vocab = testing::TestVocabDir() + "gpt2.tiktoken";
   auto original = LoadBpeModel(vocab);
   ASSERT_TRUE(original.ok());
   ASSERT_TRUE(SaveModel(*original, dir.File("gpt2.json")).ok());
@@ -147,8 +149,8 @@ TEST(FormatRoundTrip, OpenAiTiktokenToJsonAndBack) {
   ASSERT_TRUE(json.ok()) << json.status();
   EXPECT_TRUE(json->ignore_merges);
   ASSERT_TRUE(SaveModel(*json, dir.File("gpt2.tiktoken")).ok());
-  EXPECT_EQ(*ReadFile(dir.File("gpt2.tiktoken")), *ReadFile(vocab));
-  std::string text = *ReadFile(std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/tiktoken_expected/inputs.txt");
+  EXPECT_EQ(testing::ReadFileOrFail(dir.File("gpt2.tiktoken")), testing::ReadFileOrFail(vocab));
+  std::string text = testing::ReadFileOrFail(std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/tiktoken_expected/inputs.txt");
   EXPECT_EQ(EncodeAll(*json, text), EncodeAll(*original, text));
 }
 

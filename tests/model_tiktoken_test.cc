@@ -11,13 +11,15 @@
 #include "model/bpe/rank_merges.h"
 #include "model/tiktoken_file.h"
 #include "reference/cli_runner.h"
+#include "reference/checked.h"
+#include "reference/sidecar_pattern.h"
 
 namespace tokenmill {
 namespace {
 
 using ::testing::HasSubstr;
 
-const std::string kVocabDir = std::string(TOKENMILL_SHARED_DIR) + "/vocab/";
+const std::string kVocabDir = testing::TestVocabDir();
 
 TEST(Base64, RoundTripsEveryLengthAndRejectsBadText) {
   std::string bytes;
@@ -157,7 +159,7 @@ TEST(OpenAiVocabularies, WriteThenReadGivesTheSameModel) {
   auto again = LoadBpeModel(path);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_TRUE(*again == *model);
-  EXPECT_EQ(*ReadFile(path), *ReadFile(kVocabDir + "cl100k_base.tiktoken"));  // byte-identical
+  EXPECT_EQ(testing::ReadFileOrFail(path), testing::ReadFileOrFail(kVocabDir + "cl100k_base.tiktoken"));  // byte-identical
 }
 
 TEST(ToTiktoken, RefusesARankGapNoSpecialFills) {

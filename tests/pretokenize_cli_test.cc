@@ -7,10 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "pretokenize/presets.h"
 #include "reference/cli_runner.h"
 #include "reference/pcre2_differential.h"
+#include "reference/checked.h"
 #include "reference/pcre2_splitter.h"
+#include "reference/sidecar_pattern.h"
 
 namespace tokenmill {
 namespace {
@@ -63,7 +64,7 @@ TEST(PretokenizeCli, PrintsPcre2PiecesForEveryPreset) {
   for (const char* preset : {"gpt2", "cl100k", "o200k", "qwen2"}) {
     testing::CliResult r = RunCli({"pretokenize", "--preset", preset}, text);
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    auto oracle = *testing::MakePcre2PreTokenizer(PresetPattern(preset));
+    auto oracle = testing::OkOrFail(testing::MakePcre2PresetPreTokenizer(preset), preset);
     std::vector<std::string> expected;
     for (std::string_view p : testing::SplitToVector(*oracle, text)) expected.emplace_back(p);
     EXPECT_EQ(PrintedPieces(r.out), expected) << preset;
@@ -76,7 +77,7 @@ TEST(PretokenizeCli, CutsSpecialTokensOutFirstLongestMatch) {
   testing::CliResult r = RunCli({"pretokenize", "--preset", "gpt2", "--special-token", "<|end|>",
                                  "--special-token", "<|endoftext|>", "--special-token", "<|", file});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto oracle = *testing::MakePcre2PreTokenizer(PresetPattern("gpt2"));
+  auto oracle = testing::OkOrFail(testing::MakePcre2PresetPreTokenizer("gpt2"), "gpt2");
   std::vector<std::string> expected = {"a", "\\special <|end|>", "\\special <|endoftext|>"};
   for (std::string_view p : testing::SplitToVector(*oracle, "b's")) expected.emplace_back(p);
   EXPECT_EQ(Lines(r.out), expected);

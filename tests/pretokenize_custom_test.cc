@@ -16,7 +16,9 @@
 
 #include "pretokenize/presets.h"
 #include "reference/pcre2_differential.h"
+#include "reference/checked.h"
 #include "reference/pcre2_splitter.h"
+#include "reference/sidecar_pattern.h"
 
 namespace tokenmill {
 namespace {
@@ -24,10 +26,11 @@ namespace {
 using testing::EscapeForMessage;
 using testing::SplitToVector;
 
-void ExpectSameAsPcre2(std::string_view pattern, int strings) {
+// CompileCustomPattern(pattern) against PCRE2 running `oracle_pattern` (by default the same).
+void ExpectSameAsPcre2(std::string_view pattern, int strings, std::string_view oracle_pattern = {}) {
   absl::StatusOr<std::unique_ptr<PreTokenizer>> ours = CompileCustomPattern(pattern);
   ASSERT_TRUE(ours.ok()) << pattern << ": " << ours.status();
-  auto oracle = testing::MakePcre2PreTokenizer(pattern);
+  auto oracle = testing::MakePcre2PreTokenizer(oracle_pattern.empty() ? pattern : oracle_pattern);
   ASSERT_TRUE(oracle.ok()) << oracle.status();
   std::mt19937_64 rng(std::hash<std::string_view>()(pattern));
   int failures = 0;
@@ -41,9 +44,12 @@ void ExpectSameAsPcre2(std::string_view pattern, int strings) {
   }
 }
 
+// The product's preset patterns, compiled as custom patterns, against PCRE2 running the
+// patterns of the vocabularies' sidecars.
 TEST(CustomPattern, PresetPatternsMatchPcre2) {
   for (const PreTokenizerPreset& preset : kPreTokenizerPresets) {
-    ExpectSameAsPcre2(preset.pattern, 4000);
+    const std::string sidecar = testing::OkOrFail(testing::SidecarPattern(preset.name), preset.name);
+    ExpectSameAsPcre2(preset.pattern, 4000, sidecar);
   }
 }
 
@@ -143,7 +149,8 @@ TEST(CustomPattern, PresetPatternGivenAsCustomUsesTheScanner) {
   config.pattern = std::string(kO200kPattern);
   absl::StatusOr<std::unique_ptr<PreTokenizer>> p = PreTokenizer::Create(config);
   ASSERT_TRUE(p.ok());
-  auto oracle = testing::MakePcre2PreTokenizer(kO200kPattern);
+  auto oracle = testing::MakePcre2PresetPreTokenizer("o200k");
+  ASSERT_TRUE(oracle.ok()) << oracle.status();
   const std::string text = "Hello WORLD's 123456 \u00e9t\u00e9\n\n  x";
   EXPECT_EQ(SplitToVector(**p, text), SplitToVector(**oracle, text));
 }

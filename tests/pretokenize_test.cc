@@ -9,8 +9,10 @@
 #include <string>
 
 #include "pretokenize/presets.h"
+#include "reference/checked.h"
 #include "reference/pcre2_differential.h"
 #include "reference/pcre2_splitter.h"
+#include "reference/sidecar_pattern.h"
 
 namespace tokenmill {
 namespace {
@@ -28,10 +30,9 @@ Engines MakeEngines(std::string_view preset) {
   config.preset = std::string(preset);
   absl::StatusOr<std::unique_ptr<PreTokenizer>> scanner = PreTokenizer::Create(config);
   absl::StatusOr<std::unique_ptr<PreTokenizer>> oracle =
-      testing::MakePcre2PreTokenizer(PresetPattern(preset));
-  EXPECT_TRUE(scanner.ok()) << scanner.status();
-  EXPECT_TRUE(oracle.ok()) << oracle.status();
-  return {*std::move(scanner), *std::move(oracle)};
+      testing::MakePcre2PresetPreTokenizer(preset);
+  return {testing::OkOrFail(std::move(scanner), "the preset scanner"),
+          testing::OkOrFail(std::move(oracle), "the PCRE2 oracle")};
 }
 
 // Compares the two engines on `text`; returns false (after one failure message) if they differ.
@@ -45,6 +46,16 @@ bool SameSplit(const Engines& e, std::string_view text) {
                 << (i < ours.size() ? EscapeForMessage(ours[i]) : "<none>") << "\", PCRE2 says \""
                 << (i < expected.size() ? EscapeForMessage(expected[i]) : "<none>") << "\"";
   return false;
+}
+
+// The product's preset patterns are those the vocabularies' sidecars publish (the oracle's
+// patterns; tests/reference/sidecar_pattern.h), byte for byte.
+TEST(PresetPatterns, AreTheSidecarsPatterns) {
+  for (const PreTokenizerPreset& preset : kPreTokenizerPresets) {
+    EXPECT_EQ(preset.pattern, testing::OkOrFail(testing::SidecarPattern(preset.name), preset.name))
+        << preset.name;
+  }
+  EXPECT_EQ(std::size(kPreTokenizerPresets), 4u);  // gpt2, cl100k, o200k, qwen2: all checked
 }
 
 class PresetTest : public ::testing::TestWithParam<std::string_view> {};

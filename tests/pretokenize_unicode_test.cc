@@ -10,6 +10,7 @@
 #include <string>
 
 #include "reference/pcre2_differential.h"
+#include "reference/utf8_reference.h"
 
 namespace tokenmill {
 namespace {
@@ -108,6 +109,41 @@ TEST(UnicodeTables, DecoderRejectsExactlyWhatPcre2Rejects) {
         EXPECT_EQ(ours_valid, pcre2_valid) << std::hex << int(lead) << " " << b1 << " " << int(tail);
       }
     }
+  }
+}
+
+// The oracles' own decoder (tests/reference/utf8_reference.h) against PCRE2's validity check,
+// on every lead byte followed by every second byte; and it decodes every code point's encoding
+// back to that code point.
+TEST(UnicodeTables, OracleDecoderAcceptsExactlyWhatPcre2Accepts) {
+  for (int lead = 0; lead < 256; ++lead) {
+    for (int b1 = 0; b1 < 256; ++b1) {
+      for (unsigned char tail : {0x80, 0xBF, 0x41}) {
+        const unsigned char text[4] = {static_cast<unsigned char>(lead),
+                                       static_cast<unsigned char>(b1), tail, tail};
+        const size_t len = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+        int error_code;
+        PCRE2_SIZE error_offset;
+        pcre2_code* code = pcre2_compile(text, len, PCRE2_UTF | PCRE2_LITERAL, &error_code,
+                                         &error_offset, nullptr);
+        const bool pcre2_valid = code != nullptr;
+        pcre2_code_free(code);
+        const testing::Utf8Sequence c = testing::DecodeUtf8At(
+            std::string_view(reinterpret_cast<const char*>(text), 4), 0);
+        EXPECT_EQ(c.length == len, pcre2_valid) << std::hex << lead << " " << b1 << " " << int(tail);
+        EXPECT_TRUE(c.length == 0 || c.length == len);
+      }
+    }
+  }
+  for (uint32_t cp = 0; cp < 0x110000; ++cp) {
+    if (cp >= 0xD800 && cp < 0xE000) continue;
+    std::string utf8;
+    testing::AppendUtf8(cp, utf8);
+    const testing::Utf8Sequence c = testing::DecodeUtf8At(utf8, 0);
+    ASSERT_EQ(c.code_point, cp);
+    ASSERT_EQ(c.length, utf8.size());
+    ASSERT_EQ(testing::DecodeUtf8At(utf8.substr(0, utf8.size() - 1) + "x", 0).length,
+              utf8.size() == 1 ? 1u : 0u) << std::hex << cp;  // cut short: invalid
   }
 }
 

@@ -232,6 +232,64 @@ TEST(TrainBpe, EqualsReferenceOnRandomCorpora) {
   EXPECT_EQ(reused, 0u);
 }
 
+// Id reuse (bpe_trainer.h, README "Training semantics"): a merge whose bytes already name a
+// token keeps that id. Corpora built to give it every chance: many small ones over 2-3 letters,
+// words of a few letters sharing prefixes and suffixes (so pairs like (ab)(c) and (a)(bc) would
+// both be candidates), with special tokens, in both tie-break modes, trained until no pair is
+// left. The product must equal the reference trainer (which implements reuse on its own, by
+// the token's bytes) merge for merge, and reuse ids exactly where the reference does.
+//
+// Neither ever reuses an id here, and none can: if a pair (X, Y) is adjacent in a word at step
+// j, no token has ever crossed the edges of that occurrence of XY, so (merges replace pairs left
+// to right, and what lies outside the occurrence can only take its edge symbols) its
+// segmentation at every step equals that of the string XY trained alone. Had XY become a token
+// at an earlier step k through another pair, the string alone would be one token from step k
+// on, not X, Y at step j. So reuse would need a replayed or foreign merge list; the count below
+// is checked to stay equal to the reference's (0), not to be positive.
+TEST(TrainBpe, EqualsReferenceOnTinyAlphabetsWhereReuseCouldArise) {
+  std::mt19937_64 rng(515);
+  size_t trained = 0, merges = 0, product_reused = 0, reference_reused = 0;
+  for (int i = 0; i < 600; ++i) {
+    const std::string alphabet = i % 3 == 0 ? "ab" : "abc";
+    // Words from a few stems joined with a few affixes: "abc", "ab"+"c", "a"+"bc", ...
+    std::vector<std::string> stems;
+    for (int k = 0; k < 4; ++k) {
+      std::string stem;
+      for (size_t n = 1 + rng() % 3; n > 0; --n) stem.push_back(alphabet[rng() % alphabet.size()]);
+      stems.push_back(stem);
+    }
+    Words words;
+    for (size_t n = 2 + rng() % 10; n > 0; --n) {
+      std::string w = stems[rng() % stems.size()];
+      for (size_t parts = rng() % 3; parts > 0; --parts) w += stems[rng() % stems.size()];
+      words.emplace_back(w, 1 + rng() % 6);
+    }
+    for (bool hf : {false, true}) {
+      TrainerOptions options;
+      options.hf_compat = hf;
+      if (i % 2 == 0) options.special_tokens = {"ab", "<s>"};  // one spells a possible merge
+      options.special_tokens_at = i % 4 < 2 ? SpecialTokensAt::kStart : SpecialTokensAt::kEnd;
+      if (i % 5 == 0) options.max_token_length = 2 + rng() % 3;
+      const size_t base = hf ? alphabet.size() : 256;
+      options.vocab_size = base + options.special_tokens.size() + 40;  // more than the pairs
+      const std::string label = "corpus " + std::to_string(i) + (hf ? " hf" : "");
+      const size_t reused = ExpectMatchesReference(words, options, label);
+      product_reused += reused;
+      const std::vector<ReferenceMerge> expected = ReferenceTrain(words, ToReference(options));
+      std::set<std::string> formed;
+      for (const ReferenceMerge& m : expected) formed.insert(m.left + m.right);
+      reference_reused += expected.size() - formed.size();
+      EXPECT_EQ(reused, expected.size() - formed.size()) << label;
+      merges += expected.size();
+      ++trained;
+    }
+  }
+  EXPECT_EQ(trained, 1200u);
+  EXPECT_GT(merges, 5000u);  // the corpora are trained out, not stopped after a merge or two
+  EXPECT_EQ(product_reused, reference_reused);
+  EXPECT_EQ(reference_reused, 0u);
+}
+
 // Large counts (beyond 32 bits) must not overflow.
 TEST(TrainBpe, EqualsReferenceWithCountsBeyond32Bits) {
   Words words = {{"abab", uint64_t{3} << 40}, {"bab", (uint64_t{1} << 41) + 7}, {"aab", 5}};

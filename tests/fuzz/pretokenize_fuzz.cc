@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "fuzz_util.h"
-#include "pretokenize/presets.h"
 #include "pretokenize/pretokenizer.h"
 #include "reference/pcre2_differential.h"
 #include "reference/pcre2_splitter.h"
+#include "reference/sidecar_pattern.h"
 
 namespace tokenmill {
 namespace {
@@ -34,7 +34,7 @@ const std::vector<Engines>& AllEngines() {
       PreTokenizerConfig config;
       config.preset = std::string(preset);
       auto scanner = PreTokenizer::Create(config);
-      auto oracle = testing::MakePcre2PreTokenizer(PresetPattern(preset));
+      auto oracle = testing::MakePcre2PresetPreTokenizer(preset);  // the sidecars' patterns
       if (!scanner.ok() || !oracle.ok()) fuzz::Fail("cannot build the pre-tokenizers");
       all->push_back({*std::move(scanner), *std::move(oracle)});
     }

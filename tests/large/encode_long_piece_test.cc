@@ -7,13 +7,15 @@
 
 #include "model/encoder.h"
 #include "model/model_file.h"
+#include "reference/checked.h"
+#include "reference/sidecar_pattern.h"
 
 namespace tokenmill {
 namespace {
 
 TEST(LongPiece, MegabytesWithoutSpacesEncodeAndDecode) {
   auto encoder = Encoder::Create(
-      *LoadBpeModel(std::string(TOKENMILL_SHARED_DIR) + "/vocab/cl100k_base.tiktoken"));
+      testing::LoadBpeModelOrFail(testing::TestVocabDir() + "cl100k_base.tiktoken"));
   ASSERT_TRUE(encoder.ok());
   std::mt19937 rng(5);
   const char* kHan[] = {"\xe5\xad\x97", "\xe6\x9c\xac", "\xe4\xb8\x80", "\xe9\xbe\x8d"};

@@ -11,10 +11,11 @@
 #include <vector>
 
 #include "common/file_util.h"
-#include "pretokenize/presets.h"
 #include "pretokenize/pretokenizer.h"
 #include "reference/pcre2_differential.h"
+#include "reference/checked.h"
 #include "reference/pcre2_splitter.h"
+#include "reference/sidecar_pattern.h"
 
 namespace tokenmill {
 namespace {
@@ -45,11 +46,11 @@ std::string ReadCorpus(const std::string& name) {
 std::unique_ptr<PreTokenizer> Preset(std::string_view name) {
   PreTokenizerConfig config;
   config.preset = std::string(name);
-  return *PreTokenizer::Create(config);
+  return testing::OkOrFail(PreTokenizer::Create(config), name);
 }
 
 std::unique_ptr<PreTokenizer> Oracle(std::string_view name) {
-  return *testing::MakePcre2PreTokenizer(PresetPattern(name));
+  return testing::OkOrFail(testing::MakePcre2PresetPreTokenizer(name), name);
 }
 
 // Piece end offsets.

@@ -6,28 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "pretokenize/unicode_classes.h"
+#include "pretokenize/unicode_classes.h"  // CodePointClass: the product's tables, under test
+#include "reference/utf8_reference.h"
 
 namespace tokenmill::testing {
 namespace {
-
-void AppendUtf8(uint32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
 
 std::vector<bool> ComputeDisagreements() {
   struct ClassPattern {
@@ -94,21 +77,15 @@ const std::vector<bool>& Pcre2ClassDisagreements() {
 
 bool ContainsDisagreement(std::string_view text) {
   const std::vector<bool>& differs = Pcre2ClassDisagreements();
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   size_t i = 0;
   while (i < text.size()) {
-    const DecodedChar c = DecodeAt(s, text.size(), i);
-    if (c.len > 1 || s[i] < 0x80) {
-      uint32_t cp = s[i];
-      if (c.len == 2) cp = ((s[i] & 0x1F) << 6) | (s[i + 1] & 0x3F);
-      if (c.len == 3) cp = ((s[i] & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F);
-      if (c.len == 4) {
-        cp = ((s[i] & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) |
-             (s[i + 3] & 0x3F);
-      }
-      if (differs[cp]) return true;
+    const Utf8Sequence c = DecodeUtf8At(text, i);
+    if (c.length == 0) {  // an invalid byte: no code point
+      ++i;
+      continue;
     }
-    i += c.len;
+    if (differs[c.code_point]) return true;
+    i += c.length;
   }
   return false;
 }

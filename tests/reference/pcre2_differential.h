@@ -19,7 +19,8 @@ std::vector<std::string_view> SplitToVector(const PreTokenizer& pretokenizer,
 
 // True for the code points where PCRE2 (UTF + UCP) and tokenmill's tables disagree on \s, \p{L},
 // \p{N}, [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] or [\p{Ll}\p{Lm}\p{Lo}\p{M}]. Computed once by asking
-// PCRE2 about every code point.
+// PCRE2 about every code point. The PCRE2 comparisons leave these out; there the expected pieces
+// come from tiktoken itself (tests/pretokenize_tiktoken_pieces_test.cc).
 const std::vector<bool>& Pcre2ClassDisagreements();
 
 // Whether `text` contains a code point of Pcre2ClassDisagreements().

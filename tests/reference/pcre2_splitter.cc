@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "common/strings.h"
-#include "pretokenize/unicode_classes.h"
+#include "absl/strings/str_cat.h"
+#include "reference/utf8_reference.h"
 
 namespace tokenmill::testing {
 namespace {
@@ -36,16 +36,16 @@ class Pcre2PreTokenizer final : public PreTokenizer {
     const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
     // Text no match covers: each invalid byte is a piece, each stretch of valid UTF-8 too.
     auto uncovered = [&](size_t from, size_t to) {
-      const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+      const std::string_view span = text.substr(0, to);
       size_t valid_start = from;
       for (size_t i = from; i < to;) {
-        const DecodedChar c = DecodeAt(s, to, i);
-        if (c.cls & kClassInvalid) {
+        const size_t length = DecodeUtf8At(span, i).length;
+        if (length == 0) {
           if (valid_start < i) on_piece(text.substr(valid_start, i - valid_start));
           on_piece(text.substr(i, 1));
           valid_start = i + 1;
         }
-        i += c.len;
+        i += length == 0 ? 1 : length;
       }
       if (valid_start < to) on_piece(text.substr(valid_start, to - valid_start));
     };
@@ -91,7 +91,7 @@ absl::StatusOr<std::unique_ptr<PreTokenizer>> MakePcre2PreTokenizer(std::string_
   if (code == nullptr) {
     PCRE2_UCHAR message[256];
     pcre2_get_error_message(error_code, message, sizeof(message));
-    return absl::InvalidArgumentError(StrCat("PCRE2: invalid pattern at offset ", error_offset,
+    return absl::InvalidArgumentError(absl::StrCat("PCRE2: invalid pattern at offset ", error_offset,
                                              ": ", reinterpret_cast<const char*>(message)));
   }
   pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
