@@ -10,4 +10,9 @@ namespace tokenmill::cli {
 
 void AddCorpusFlags(FlagSet& flags, CountCorpusOptions* options);
 
+// The notes of a summary about what counting found, on stderr, as train and count print them:
+// invalid UTF-8 sequences and NUL bytes (counted as bytes), skipped records and the first one.
+void PrintCorpusNotes(uint64_t invalid_utf8, uint64_t nul_bytes, uint64_t skipped_records,
+                      const std::string& first_skipped);
+
 }  // namespace tokenmill::cli
