@@ -158,8 +158,9 @@ TEST(Resume, RefusesOptionsThatChangeTheResult) {
   EXPECT_EQ(ReadAll(dir.File("u.json")), ReadAll(dir.File("t.json")));
   // Input files with --resume are refused: the checkpoint holds the corpus.
   auto with_input = RunCli({"train", "--resume", ckpt, kSample});
-  EXPECT_NE(with_input.exit_code, 0);
-  EXPECT_THAT(with_input.err, HasSubstr("give no input files"));
+  EXPECT_EQ(with_input.exit_code, 2);
+  EXPECT_EQ(with_input.err, "tokenmill train: error: with --resume, give no input files: the "
+                            "checkpoint holds the counted corpus (got '" + kSample + "')\n");
 }
 
 // Options that change the result may be given again on resume with the checkpoint's own
