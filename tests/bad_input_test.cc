@@ -9,7 +9,9 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -318,10 +320,14 @@ TEST(BadInput, FullDiskIsAnErrorAndLeavesNoPartialOutput) {
   EXPECT_TRUE(S_ISCHR(st.st_mode));
 
   // A real file system that fills up: the previous output stays, no temporary file is left.
+  // Mounting it needs root; CI runs the tests as root, so there this part runs.
   std::string mount_point = dir.File("small_fs");
   ASSERT_EQ(::mkdir(mount_point.c_str(), 0755), 0);
   if (::geteuid() != 0 || ::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=64k") != 0) {
-    GTEST_SKIP() << "cannot mount a small tmpfs here (needs root)";
+    GTEST_SKIP() << (::geteuid() != 0
+                          ? "not root: mounting the small tmpfs this test fills needs root"
+                          : "root, but mounting a tmpfs failed (a container without "
+                            "CAP_SYS_ADMIN?): " + std::string(std::strerror(errno)));
   }
   struct Unmount {
     std::string path;

@@ -7,6 +7,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -472,11 +473,15 @@ TEST(CheckpointFile, WritingToDevFullFailsClearlyAndLeavesTheDeviceAlone) {
 // checkpoint at the same path stays loadable and no temporary file is left behind.
 TEST(CheckpointFile, AFullFileSystemKeepsThePreviousCheckpoint) {
   testing::TempDir dir;
+  // Mounting the small file system needs root; CI runs the tests as root, so there it runs.
   std::string mount_point = dir.File("small_fs");
   ASSERT_EQ(mkdir(mount_point.c_str(), 0755), 0);
   if (geteuid() != 0 ||
       mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=256k") != 0) {
-    GTEST_SKIP() << "cannot mount a small tmpfs here (needs root)";
+    GTEST_SKIP() << (::geteuid() != 0
+                          ? "not root: mounting the small tmpfs this test fills needs root"
+                          : "root, but mounting a tmpfs failed (a container without "
+                            "CAP_SYS_ADMIN?): " + std::string(std::strerror(errno)));
   }
   struct Unmount {
     std::string path;

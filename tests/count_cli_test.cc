@@ -157,8 +157,12 @@ TEST(CountCli, UnreadableFileIsNamed) {
   std::vector<std::string> args = {"count", "--output", dir.File("out.tmc"), secret};
   CliResult result;
   if (::geteuid() == 0) {
-    // root reads every file; drop to 'nobody' so the permission check is real.
-    if (!Exists("/usr/bin/setpriv")) GTEST_SKIP() << "setpriv missing";
+    // root reads every file; drop to 'nobody' so the permission check is real. CI runs the
+    // tests as root, so this branch is the one CI takes; it skips only without setpriv.
+    if (!Exists("/usr/bin/setpriv")) {
+      GTEST_SKIP() << "running as root, and /usr/bin/setpriv (util-linux), needed to drop to an "
+                      "unprivileged user, is missing: root could read the file";
+    }
     std::vector<std::string> full = {"--reuid=65534", "--regid=65534", "--clear-groups",
                                      TOKENMILL_CLI_PATH};
     full.insert(full.end(), args.begin(), args.end());

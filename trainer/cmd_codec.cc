@@ -43,19 +43,20 @@ struct DecodeCommandOptions {
 };
 
 absl::StatusOr<std::unique_ptr<Encoder>> LoadEncoder(const std::string& path) {
-  if (path.empty()) return absl::InvalidArgumentError("--tokenizer is required");
   absl::StatusOr<std::unique_ptr<Model>> model = LoadModel(path);
   if (!model.ok()) return model.status();
   return Encoder::Create(*std::move(model));
 }
 
-// Parses flags; returns the single optional input path ("-" when none) or an exit code.
+// Parses flags; returns the single optional input path ("-" when none) or an exit code. The
+// tokenizer (bound to --tokenizer) is required: its absence is a usage error.
 struct ParsedInput {
   std::string input = "-";
   int exit_code = -1;  // >= 0: stop with this code
 };
 
-ParsedInput ParseOneInput(FlagSet& flags, std::string_view command, int argc, char** argv) {
+ParsedInput ParseOneInput(FlagSet& flags, std::string_view command, const std::string& tokenizer,
+                          int argc, char** argv) {
   ParsedInput parsed;
   absl::StatusOr<std::vector<std::string>> positional = flags.Parse(argc, argv, 2);
   if (!positional.ok()) {
@@ -64,6 +65,9 @@ ParsedInput ParseOneInput(FlagSet& flags, std::string_view command, int argc, ch
   } else if (flags.help_requested()) {
     std::fputs(flags.Help().c_str(), stdout);
     parsed.exit_code = kExitOk;
+  } else if (tokenizer.empty()) {
+    PrintError(command, "--tokenizer is required");
+    parsed.exit_code = kExitUsage;
   } else if (positional->size() > 1) {
     PrintError(command, "give at most one input file (or none to read stdin)");
     parsed.exit_code = kExitUsage;
@@ -160,7 +164,7 @@ int RunEncode(int argc, char** argv) {
                   "special tokens in the input: become their ids, are an error, or are encoded as text");
   flags.AddInt("threads", &options.threads, "worker threads for line encoding (0: all cores)");
   flags.AddSize("block-bytes", &options.block_bytes, "lines are encoded in parallel blocks of about this many bytes");
-  ParsedInput parsed = ParseOneInput(flags, "encode", argc, argv);
+  ParsedInput parsed = ParseOneInput(flags, "encode", options.tokenizer, argc, argv);
   if (parsed.exit_code >= 0) return parsed.exit_code;
   if (options.threads < 0) {
     PrintError("encode", "--threads must be 0 (all cores) or more");
@@ -214,7 +218,7 @@ int RunDecode(int argc, char** argv) {
   flags.AddString("tokenizer", &options.tokenizer, "tokenizer.json or .tiktoken to decode with (required)");
   flags.AddBool("lossy", &options.lossy,
                 "write valid UTF-8: each invalid byte sequence of a line's text becomes U+FFFD");
-  ParsedInput parsed = ParseOneInput(flags, "decode", argc, argv);
+  ParsedInput parsed = ParseOneInput(flags, "decode", options.tokenizer, argc, argv);
   if (parsed.exit_code >= 0) return parsed.exit_code;
   absl::StatusOr<std::unique_ptr<Encoder>> encoder = LoadEncoder(options.tokenizer);
   if (!encoder.ok()) {

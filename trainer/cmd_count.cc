@@ -30,17 +30,7 @@ void PrintSummary(const CorpusCounts& counts, double seconds, const std::string&
                static_cast<unsigned long long>(t.unique_words), seconds,
                seconds > 0 ? static_cast<double>(t.bytes) / 1e6 / seconds : 0.0,
                static_cast<double>(counts.words.MemoryBytes()) / 1e6);
-  if (t.invalid_utf8 > 0 || t.nul_bytes > 0) {
-    std::fprintf(stderr,
-                 "note: the text holds %llu invalid UTF-8 sequences and %llu NUL bytes; they are "
-                 "counted as bytes like any other\n",
-                 static_cast<unsigned long long>(t.invalid_utf8),
-                 static_cast<unsigned long long>(t.nul_bytes));
-  }
-  if (t.skipped_records > 0) {
-    std::fprintf(stderr, "skipped %llu bad records; the first: %s\n",
-                 static_cast<unsigned long long>(t.skipped_records), counts.first_skipped.c_str());
-  }
+  PrintCorpusNotes(t.invalid_utf8, t.nul_bytes, t.skipped_records, counts.first_skipped);
   std::fprintf(stderr, "wrote %s\n", output.c_str());
 }
 

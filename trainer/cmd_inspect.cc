@@ -52,7 +52,11 @@ int PrintDescription(const absl::StatusOr<std::string>& description) {
 
 // ---- word-count files (tokenmill count --output) ------------------------------
 
-bool RecognizeCounts(const std::string& path, std::string_view) { return IsCountsFile(path); }
+// By content; a file named *.tmc that is not one is reported as a bad word-count file, not as a
+// tokenizer it is not.
+bool RecognizeCounts(const std::string& path, std::string_view) {
+  return IsCountsFile(path) || path.ends_with(".tmc");
+}
 
 int PrintCounts(const std::string& path, const InspectCommandOptions& options) {
   std::string description;
@@ -63,7 +67,10 @@ int PrintCounts(const std::string& path, const InspectCommandOptions& options) {
 
 // ---- training checkpoints (tokenmill train) ----------------------------------
 
-bool RecognizeCheckpoint(const std::string& path, std::string_view) { return IsCheckpointFile(path); }
+// By content; a file named *.ckpt that is not one is reported as a bad checkpoint.
+bool RecognizeCheckpoint(const std::string& path, std::string_view) {
+  return IsCheckpointFile(path) || path.ends_with(".ckpt");
+}
 
 int PrintCheckpoint(const std::string& path, const InspectCommandOptions&) {
   absl::StatusOr<Checkpoint> checkpoint = ReadCheckpoint(path);

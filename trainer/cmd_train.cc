@@ -51,6 +51,8 @@ void PrintSummary(const RunOutcome& outcome, const TrainingRunOptions& options) 
                static_cast<unsigned long long>(outcome.documents),
                static_cast<unsigned long long>(outcome.corpus_bytes),
                static_cast<unsigned long long>(outcome.unique_words));
+  PrintCorpusNotes(outcome.invalid_utf8, outcome.nul_bytes, outcome.skipped_records,
+                   outcome.first_skipped);
   std::fprintf(stderr, "trained: vocab size %zu, %zu merges, %zu special tokens; %s\n",
                model.VocabSize(), result.merge_counts.size(), model.special_tokens().size(),
                ShowFlags(result.stop_reason).c_str());

@@ -1,5 +1,7 @@
 #include "corpus_flags.h"
 
+#include <cstdio>
+
 #include "pretokenize/presets.h"
 
 namespace tokenmill::cli {
@@ -47,6 +49,21 @@ absl::Status FinishCorpusFlags(const FlagSet& flags, CountCorpusOptions* options
   }
   options->pretokenizer.preset = "custom";
   return absl::OkStatus();
+}
+
+void PrintCorpusNotes(uint64_t invalid_utf8, uint64_t nul_bytes, uint64_t skipped_records,
+                      const std::string& first_skipped) {
+  if (invalid_utf8 > 0 || nul_bytes > 0) {
+    std::fprintf(stderr,
+                 "note: the text holds %llu invalid UTF-8 sequences and %llu NUL bytes; they are "
+                 "counted as bytes like any other\n",
+                 static_cast<unsigned long long>(invalid_utf8),
+                 static_cast<unsigned long long>(nul_bytes));
+  }
+  if (skipped_records > 0) {
+    std::fprintf(stderr, "skipped %llu bad records; the first: %s\n",
+                 static_cast<unsigned long long>(skipped_records), first_skipped.c_str());
+  }
 }
 
 }  // namespace tokenmill::cli

@@ -13,4 +13,9 @@ void AddCorpusFlags(FlagSet& flags, CountCorpusOptions* options);
 // After parsing: --pattern selects the custom pre-tokenizer (and conflicts with --preset).
 absl::Status FinishCorpusFlags(const FlagSet& flags, CountCorpusOptions* options);
 
+// The notes of a summary about what counting found, on stderr, as train and count print them:
+// invalid UTF-8 sequences and NUL bytes (counted as bytes), skipped records and the first one.
+void PrintCorpusNotes(uint64_t invalid_utf8, uint64_t nul_bytes, uint64_t skipped_records,
+                      const std::string& first_skipped);
+
 }  // namespace tokenmill::cli

@@ -1,6 +1,7 @@
 #include "driver/training_run.h"
 
 #include <chrono>
+#include <filesystem>
 #include <ctime>
 
 #include <tbb/task_arena.h>
@@ -104,6 +105,10 @@ absl::Status TrainingRun::Gather(RunOutcome& outcome, Checkpoint& base, CorpusCo
     outcome.documents = counts.documents;
     outcome.corpus_bytes = counts.bytes;
     outcome.unique_words = counts.words.unique_words();
+    outcome.invalid_utf8 = counts.invalid_utf8;
+    outcome.nul_bytes = counts.nul_bytes;
+    outcome.skipped_records = counts.skipped_records;
+    outcome.first_skipped = counts.first_skipped;
   }
   base.model_type = ModelType::kBpe;
   base.format_version = kCheckpointFormatVersion;
@@ -191,10 +196,23 @@ absl::StatusOr<RunOutcome> TrainingRun::Run(const RunHooks& hooks) {
   }
   // The counts are checkpointed right away, in the background while training starts.
   if (!resumed) checkpointer.StartWrite();
-  TM_RETURN_IF_ERROR(TrainWith(checkpointer, hooks, counts,
-                               resumed ? std::optional<WordList>(std::move(resumed_words))
-                                       : std::nullopt,
-                               std::move(prior), outcome));
+  absl::Status trained = TrainWith(checkpointer, hooks, counts,
+                                   resumed ? std::optional<WordList>(std::move(resumed_words))
+                                           : std::nullopt,
+                                   std::move(prior), outcome);
+  if (!trained.ok()) {
+    // A new run whose training failed before its first merge for a reason of its own (say, no
+    // pair to merge; not a failed checkpoint write, which keeps the previous checkpoint): its
+    // checkpoint holds only the counts, and a resume from it would fail the same way. It is
+    // removed, so that a failed run leaves nothing behind.
+    if (!resumed && checkpointer.Finish().ok() && checkpointer.writes() > 0 &&
+        checkpointer.merges_done() == 0) {
+      std::error_code ignored;
+      std::filesystem::remove(outcome.checkpoint_path, ignored);
+      std::filesystem::remove(WordTablePath(outcome.checkpoint_path), ignored);
+    }
+    return trained;
+  }
   if (outcome.result.interrupted) {
     finish(true);
     return outcome;

@@ -38,6 +38,10 @@ struct RunOutcome {
   TrainResult result;
   bool interrupted = false;
   uint64_t documents = 0, corpus_bytes = 0, unique_words = 0;
+  // What counting found (as CorpusCounts has it; 0 and "" for a resumed run, whose checkpoint
+  // does not keep them): invalid UTF-8 sequences, NUL bytes, skipped JSON records.
+  uint64_t invalid_utf8 = 0, nul_bytes = 0, skipped_records = 0;
+  std::string first_skipped;  // "file:line: what" of the first skipped record
   double count_seconds = 0;  // counting, or reading the checkpoint
   double write_seconds = 0;  // writing the model
   double total_seconds = 0;
