@@ -63,6 +63,7 @@ ReferenceOptions ToReference(const TrainerOptions& options) {
   ref.max_token_length = options.max_token_length;
   ref.num_special_tokens = options.special_tokens.size();
   ref.hf_compat = options.hf_compat;
+  ref.hf_all_bytes = options.hf_all_bytes;
   return ref;
 }
 
@@ -96,10 +97,10 @@ void ExpectIdsFollowContract(const Words& words, const TrainerOptions& options,
       return (x >= 33 && x <= 126) || (x >= 161 && x <= 172) || (x >= 174 && x <= 255);
     };
     for (int b = 0; b < 256; ++b) {
-      if (seen[b] && printable(b)) alphabet.push_back(b);
+      if ((seen[b] || options.hf_all_bytes) && printable(b)) alphabet.push_back(b);
     }
     for (int b = 0; b < 256; ++b) {
-      if (seen[b] && !printable(b)) alphabet.push_back(b);
+      if ((seen[b] || options.hf_all_bytes) && !printable(b)) alphabet.push_back(b);
     }
   } else {
     for (int b = 0; b < 256; ++b) alphabet.push_back(b);
@@ -204,6 +205,7 @@ TEST(TrainBpe, EqualsReferenceOnRandomCorpora) {
     Words words = RandomWords(kind, 10 + rng() % 90, rng);
     TrainerOptions options;
     options.hf_compat = rng() % 2 == 0;
+    options.hf_all_bytes = options.hf_compat && i % 3 == 0;
     options.threads = 1 + static_cast<int>(rng() % 2);
     size_t specials = rng() % 3;
     for (size_t s = 0; s < specials; ++s) options.special_tokens.push_back("<s" + std::to_string(s) + ">");
@@ -211,7 +213,7 @@ TEST(TrainBpe, EqualsReferenceOnRandomCorpora) {
     if (rng() % 3 == 0) options.max_token_length = 2 + rng() % 6;
     if (rng() % 3 == 0) options.min_frequency = 1 + rng() % 40;
     size_t alphabet = 256;
-    if (options.hf_compat) {
+    if (options.hf_compat && !options.hf_all_bytes) {
       bool seen[256] = {};
       alphabet = 0;
       for (const auto& [w, c] : words) {
@@ -222,7 +224,8 @@ TEST(TrainBpe, EqualsReferenceOnRandomCorpora) {
     reused += ExpectMatchesReference(words, options,
                            "corpus " + std::to_string(i) + " kind " + std::to_string(i % 4) +
                                " vocab " + std::to_string(options.vocab_size) + " hf " +
-                               std::to_string(options.hf_compat) + " max_len " +
+                               std::to_string(options.hf_compat) + " all_bytes " +
+                               std::to_string(options.hf_all_bytes) + " max_len " +
                                std::to_string(options.max_token_length) + " min_freq " +
                                std::to_string(options.min_frequency));
     ++trained;

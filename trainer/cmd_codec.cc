@@ -34,6 +34,7 @@ struct EncodeCommandOptions {
   bool whole = false;
   std::string specials = "allow";
   int threads = 0;                   // 0: all cores
+  UnknownBytes unknown_bytes = UnknownBytes::kError;
   size_t block_bytes = 4 << 20;      // lines are encoded in parallel blocks of about this size
 };
 
@@ -42,10 +43,11 @@ struct DecodeCommandOptions {
   bool lossy = false;
 };
 
-absl::StatusOr<std::unique_ptr<Encoder>> LoadEncoder(const std::string& path) {
+absl::StatusOr<std::unique_ptr<Encoder>> LoadEncoder(const std::string& path,
+                                                     EncoderOptions options = {}) {
   absl::StatusOr<std::unique_ptr<Model>> model = LoadModel(path);
   if (!model.ok()) return model.status();
-  return Encoder::Create(*std::move(model));
+  return Encoder::Create(*std::move(model), options);
 }
 
 // Parses flags; returns the single optional input path ("-" when none) or an exit code. The
@@ -162,6 +164,10 @@ int RunEncode(int argc, char** argv) {
   flags.AddBool("whole", &options.whole, "encode the whole input as one text: one output line");
   flags.AddChoice("specials", &options.specials, {"allow", "disallow", "text"},
                   "special tokens in the input: become their ids, are an error, or are encoded as text");
+  flags.AddEnum("unknown-bytes", &options.unknown_bytes,
+                {{"error", UnknownBytes::kError}, {"drop", UnknownBytes::kDrop}},
+                "a byte no token holds (a --hf-compat vocabulary has only the bytes seen in "
+                "training): an error naming the line and byte, or left out as Hugging Face does");
   flags.AddInt("threads", &options.threads, "worker threads for line encoding (0: all cores)");
   flags.AddSize("block-bytes", &options.block_bytes, "lines are encoded in parallel blocks of about this many bytes");
   ParsedInput parsed = ParseOneInput(flags, "encode", options.tokenizer, argc, argv);
@@ -170,7 +176,9 @@ int RunEncode(int argc, char** argv) {
     PrintError("encode", "--threads must be 0 (all cores) or more");
     return kExitUsage;
   }
-  absl::StatusOr<std::unique_ptr<Encoder>> encoder = LoadEncoder(options.tokenizer);
+  EncoderOptions encoder_options;
+  encoder_options.unknown_bytes = options.unknown_bytes;
+  absl::StatusOr<std::unique_ptr<Encoder>> encoder = LoadEncoder(options.tokenizer, encoder_options);
   if (!encoder.ok()) {
     PrintError("encode", encoder.status());
     return kExitFailure;

@@ -126,6 +126,9 @@ void RegisterTrainFlags(FlagSet& flags, TrainCommandOptions* options) {
                 "never form tokens longer than this many bytes (0: no limit)");
   flags.AddBool("hf-compat", &run.trainer.hf_compat,
                 "Hugging Face's alphabet, ids and tie-break: the merges HF's BpeTrainer gives");
+  flags.AddBool("hf-all-bytes", &run.trainer.hf_all_bytes,
+                "with --hf-compat: all 256 bytes in the alphabet, seen or not (HF's "
+                "initial_alphabet=ByteLevel.alphabet()), so every text can be encoded");
   flags.AddBool("verbose", &options->verbose, "log every --log-every-th merge on stderr");
   flags.AddUint64("log-every", &options->log_every, "with --verbose: log every this many merges");
   flags.AddBool("quiet", &options->quiet, "print nothing but errors");

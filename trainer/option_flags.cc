@@ -30,7 +30,7 @@ constexpr std::string_view kOptions[] = {
     "vocab_size", "output", "format", "pretokenizer", "special_tokens", "threads",
     "counts_files", "doc_mode", "text_field", "input_format", "include", "exclude",
     "skip_bad_records", "progress", "shard_bytes", "batch_bytes", "special_tokens_at",
-    "min_frequency", "max_token_length", "hf_compat", "checkpoint", "checkpoint_every",
+    "min_frequency", "max_token_length", "hf_compat", "hf_all_bytes", "checkpoint", "checkpoint_every",
     "checkpoint_interval", "ignore_corpus_change", "inputs", "algorithm", "units",
 };
 

@@ -6,6 +6,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include "absl/strings/str_format.h"
 #include "common/huge_pages.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
@@ -14,13 +15,19 @@ namespace tokenmill {
 
 Encoder::Encoder(std::unique_ptr<const Model> model, std::unique_ptr<PreTokenizer> pretokenizer,
                  std::unique_ptr<SpecialTokenMatcher> specials,
-                 std::unique_ptr<PieceEncoder> pieces)
+                 std::unique_ptr<PieceEncoder> pieces, UnknownBytes unknown_bytes)
     : model_(std::move(model)),
       tokens_(model_->token_bytes()),
       pretokenizer_(std::move(pretokenizer)),
       specials_(std::move(specials)),
-      pieces_(std::move(pieces)) {
-  for (const SpecialToken& s : model_->special_tokens()) special_ids_.push_back(s.id);
+      pieces_(std::move(pieces)),
+      unknown_bytes_(unknown_bytes) {
+  std::vector<bool> is_special(tokens_.size(), false);
+  for (const SpecialToken& s : model_->special_tokens()) {
+    special_ids_.push_back(s.id);
+    is_special[s.id] = true;
+  }
+  unencodable_ = model_->units().UnencodableBytes(tokens_, is_special);
 }
 
 absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Create(std::unique_ptr<const Model> model,
@@ -36,7 +43,8 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Create(std::unique_ptr<const M
   }
   TM_ASSIGN_OR_RETURN(std::unique_ptr<PieceEncoder> pieces, model->MakePieceEncoder(options));
   return std::unique_ptr<Encoder>(new Encoder(std::move(model), std::move(pretokenizer),
-                                              std::move(specials), std::move(pieces)));
+                                              std::move(specials), std::move(pieces),
+                                              options.unknown_bytes));
 }
 
 template <typename OnSegment>
@@ -62,15 +70,59 @@ absl::Status Encoder::SplitSpecials(std::string_view text, SpecialPolicy policy,
   return status;
 }
 
+absl::Status Encoder::CheckEncodable(std::string_view text, size_t offset) const {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    if (unencodable_.test(b)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "byte 0x%02X at byte %d is in no token of the vocabulary (it did not occur in "
+          "training), so the text cannot be encoded; `unknown_bytes`=drop leaves such bytes "
+          "out, as Hugging Face does",
+          b, offset + i));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Encoder::EncodeWithUnknownBytes(std::string_view text, size_t offset,
+                                             std::vector<TokenId>& out) const {
+  if (unknown_bytes_ == UnknownBytes::kError) {
+    TM_RETURN_IF_ERROR(CheckEncodable(text, offset));
+    EncodeOrdinary(text, out);
+    return absl::OkStatus();
+  }
+  // Dropped after pre-tokenization, from each piece: the piece's other bytes become neighbours
+  // and may merge, as in Hugging Face's BPE, which skips a symbol it has no id for.
+  std::string kept;
+  pretokenizer_->Split(text, [&](std::string_view piece) {
+    bool clean = true;
+    for (char c : piece) clean = clean && !unencodable_.test(static_cast<unsigned char>(c));
+    if (clean) {
+      pieces_->EncodePiece(piece, out);
+      return;
+    }
+    kept.clear();
+    for (char c : piece) {
+      if (!unencodable_.test(static_cast<unsigned char>(c))) kept.push_back(c);
+    }
+    if (!kept.empty()) pieces_->EncodePiece(kept, out);
+  });
+  return absl::OkStatus();
+}
+
 absl::Status Encoder::EncodeTo(std::string_view text, SpecialPolicy policy,
                                std::vector<TokenId>& out) const {
-  return SplitSpecials(text, policy, [&](std::string_view segment, int special_index) {
-    if (special_index < 0) {
-      EncodeOrdinary(segment, out);
-    } else {
+  absl::Status status;
+  TM_RETURN_IF_ERROR(SplitSpecials(text, policy, [&](std::string_view segment, int special_index) {
+    if (special_index >= 0) {
       out.push_back(special_ids_[special_index]);
+    } else if (unencodable_.none()) {
+      EncodeOrdinary(segment, out);
+    } else if (status.ok()) {
+      status = EncodeWithUnknownBytes(segment, segment.data() - text.data(), out);
     }
-  });
+  }));
+  return status;
 }
 
 absl::StatusOr<std::vector<TokenId>> Encoder::Encode(std::string_view text,
@@ -143,6 +195,7 @@ absl::StatusOr<EncodedBatch> Encoder::EncodeBatch(absl::Span<const std::string_v
 absl::StatusOr<std::vector<ExplainedPiece>> Encoder::Explain(std::string_view text,
                                                              SpecialPolicy policy) const {
   std::vector<ExplainedPiece> pieces;
+  absl::Status status;
   TM_RETURN_IF_ERROR(SplitSpecials(text, policy, [&](std::string_view segment, int special_index) {
     if (special_index >= 0) {
       ExplainedPiece& p = pieces.emplace_back();
@@ -151,12 +204,19 @@ absl::StatusOr<std::vector<ExplainedPiece>> Encoder::Explain(std::string_view te
       p.ids.push_back(special_ids_[special_index]);
       return;
     }
+    if (unencodable_.any()) {
+      if (absl::Status s = CheckEncodable(segment, segment.data() - text.data()); !s.ok()) {
+        if (status.ok()) status = std::move(s);
+        return;
+      }
+    }
     pretokenizer_->Split(segment, [&](std::string_view piece) {
       ExplainedPiece& p = pieces.emplace_back();
       p.text = piece;
       pieces_->ExplainPiece(p);
     });
   }));
+  TM_RETURN_IF_ERROR(status);
   return pieces;
 }
 

@@ -11,6 +11,7 @@
 // thread-safe: any number of threads may call it at once.
 #pragma once
 
+#include <bitset>
 #include <concepts>
 #include <memory>
 #include <string>
@@ -48,7 +49,8 @@ enum class SpecialPolicy {
 class Encoder {
  public:
   // Fails when the model is invalid, its pre-tokenizer or special tokens cannot be built, or
-  // its piece encoder refuses it (e.g. a byte-level vocabulary without every byte).
+  // its piece encoder refuses it. A vocabulary that cannot encode some bytes loads; text
+  // holding one is handled as options.unknown_bytes says.
   static absl::StatusOr<std::unique_ptr<Encoder>> Create(std::unique_ptr<const Model> model,
                                                          EncoderOptions options = {});
   // The same, taking a model by value (BpeModel, ...).
@@ -62,11 +64,12 @@ class Encoder {
   // Like Encode, appending to `out`; on error `out` may hold part of the ids.
   absl::Status EncodeTo(std::string_view text, SpecialPolicy policy,
                         std::vector<TokenId>& out) const;
-  // Encodes text with no special-token handling at all, appending to `out`.
+  // Encodes text with no special-token handling at all, appending to `out`. The text must hold
+  // no unencodable byte (see unencodable_bytes()); EncodeTo checks that, this does not.
   void EncodeOrdinary(std::string_view text, std::vector<TokenId>& out) const {
     pieces_->EncodeText(text, *pretokenizer_, out);
   }
-  // One pre-tokenized piece (not empty), appending to `out`.
+  // One pre-tokenized piece (not empty, no unencodable byte), appending to `out`.
   void EncodePiece(std::string_view piece, std::vector<TokenId>& out) const {
     pieces_->EncodePiece(piece, out);
   }
@@ -76,7 +79,11 @@ class Encoder {
   absl::StatusOr<EncodedBatch> EncodeBatch(absl::Span<const std::string_view> texts,
                                            SpecialPolicy policy = SpecialPolicy::kAllow) const;
 
+  // The bytes no token encodes (empty for a complete vocabulary).
+  const std::bitset<256>& unencodable_bytes() const { return unencodable_; }
+
   // The pieces of `text` and how each became tokens; the ids concatenate to Encode(text).
+  // Text holding an unencodable byte is an error here, whatever options.unknown_bytes says.
   absl::StatusOr<std::vector<ExplainedPiece>> Explain(
       std::string_view text, SpecialPolicy policy = SpecialPolicy::kAllow) const;
 
@@ -90,7 +97,14 @@ class Encoder {
 
  private:
   Encoder(std::unique_ptr<const Model> model, std::unique_ptr<PreTokenizer> pretokenizer,
-          std::unique_ptr<SpecialTokenMatcher> specials, std::unique_ptr<PieceEncoder> pieces);
+          std::unique_ptr<SpecialTokenMatcher> specials, std::unique_ptr<PieceEncoder> pieces,
+          UnknownBytes unknown_bytes);
+
+  // Ordinary text at `offset` in the text being encoded, for a vocabulary without some bytes.
+  absl::Status EncodeWithUnknownBytes(std::string_view text, size_t offset,
+                                      std::vector<TokenId>& out) const;
+  // The first unencodable byte of `text` (at `offset` in the whole text) as an error, if any.
+  absl::Status CheckEncodable(std::string_view text, size_t offset) const;
 
   // Calls on_segment(text, special_index) for the ordinary stretches (-1) and allowed
   // specials; fails on a disallowed one.
@@ -104,6 +118,8 @@ class Encoder {
   std::unique_ptr<SpecialTokenMatcher> specials_;  // null when the model has none
   std::vector<TokenId> special_ids_;               // parallel to specials_->tokens()
   std::unique_ptr<PieceEncoder> pieces_;
+  std::bitset<256> unencodable_;
+  UnknownBytes unknown_bytes_;
 };
 
 }  // namespace tokenmill

@@ -17,8 +17,18 @@
 
 namespace tokenmill {
 
-// Tuning of the piece encoders; none changes the ids.
+// Text holding a byte that no token encodes (units.h: UnencodableBytes; a vocabulary trained
+// with --hf-compat holds only the bytes seen in training).
+enum class UnknownBytes {
+  kError,  // encoding fails, naming the byte and its offset
+  kDrop,   // each such byte is left out of its pre-tokenized piece, which is encoded without it
+           // (what Hugging Face's BPE does with a byte missing from its vocabulary)
+};
+
+// How the encoder treats what the vocabulary cannot encode, and tuning of the piece encoders
+// (no tuning option changes the ids).
 struct EncoderOptions {
+  UnknownBytes unknown_bytes = UnknownBytes::kError;
   // Pieces each thread's cache holds before it is emptied; 0 turns the cache off. (linux_docs
   // has 136k distinct pieces that are not whole cl100k tokens; 2^18 entries take ~15 MB.)
   size_t cache_entries = 1 << 18;

@@ -184,7 +184,10 @@ absl::StatusOr<size_t> CheckNoDuplicate(std::string_view ranks_source, const Bpe
 
 // Refuses ranks without every single byte (model.tokens holds only the ranks yet).
 absl::Status CheckEveryByte(std::string_view ranks_source, const BpeModel& model) {
-  if (int b = FirstByteWithoutToken(model.tokens, {}); b >= 0) {
+  const std::bitset<256> missing = BytesWithoutToken(model.tokens, {});
+  if (missing.any()) {
+    int b = 0;
+    while (!missing.test(b)) ++b;
     return absl::InvalidArgumentError(StrCat(
         ranks_source, ": no rank for the single byte ",
         Escaped(std::string(1, static_cast<char>(b))), ", so not every text can be encoded"));

@@ -40,7 +40,7 @@ class ByteUnits : public Units {
         for (unsigned char c : word) seen[c] = true;
       }
       for (int b = 0; b < 256; ++b) {
-        if (seen[b]) bytes.push_back(b);
+        if (seen[b] || options.every_symbol) bytes.push_back(b);
       }
       std::sort(bytes.begin(), bytes.end(),
                 [](int x, int y) { return ByteToCodePoint(x) < ByteToCodePoint(y); });
@@ -63,13 +63,9 @@ class ByteUnits : public Units {
   }
   size_t Length(std::string_view token) const override { return token.size(); }
 
-  absl::Status CheckCoverage(std::span<const std::string> tokens,
-                             const std::vector<bool>& is_special) const override {
-    if (int b = FirstByteWithoutToken(tokens, is_special); b >= 0) {
-      return absl::InvalidArgumentError(StrCat(
-          "the vocabulary has no token for byte ", b, ", so not every text can be encoded"));
-    }
-    return absl::OkStatus();
+  std::bitset<256> UnencodableBytes(std::span<const std::string> tokens,
+                                    const std::vector<bool>& is_special) const override {
+    return BytesWithoutToken(tokens, is_special);
   }
 
   std::string TokenToText(std::string_view bytes) const override { return BytesToByteLevel(bytes); }
@@ -95,17 +91,16 @@ class ByteUnits : public Units {
 
 }  // namespace
 
-int FirstByteWithoutToken(std::span<const std::string> tokens, const std::vector<bool>& is_special) {
-  bool has_byte[256] = {};
+std::bitset<256> BytesWithoutToken(std::span<const std::string> tokens,
+                                   const std::vector<bool>& is_special) {
+  std::bitset<256> missing;
+  missing.set();
   for (size_t id = 0; id < tokens.size(); ++id) {
     if (tokens[id].size() == 1 && (id >= is_special.size() || !is_special[id])) {
-      has_byte[static_cast<unsigned char>(tokens[id][0])] = true;
+      missing.reset(static_cast<unsigned char>(tokens[id][0]));
     }
   }
-  for (int b = 0; b < 256; ++b) {
-    if (!has_byte[b]) return b;
-  }
-  return -1;
+  return missing;
 }
 
 std::string_view UnitKindName(UnitKind kind) {

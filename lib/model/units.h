@@ -13,6 +13,7 @@
 // Join drops the right token's prefix).
 #pragma once
 
+#include <bitset>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -38,6 +39,9 @@ struct AlphabetOptions {
   // Hugging Face's alphabet: only the symbols that occur, in its order (byte level: ordered by
   // the GPT-2 byte-level code point) instead of all of them in their natural order.
   bool hf_compat = false;
+  // With hf_compat: every symbol of the units, seen or not (byte level: all 256, still in
+  // Hugging Face's order), as Hugging Face's `initial_alphabet` adds them.
+  bool every_symbol = false;
 };
 
 // Words to the ids of their initial symbols, for one alphabet.
@@ -67,10 +71,12 @@ class Units {
   // A token's length as a max_token_length limit counts it.
   virtual size_t Length(std::string_view token) const = 0;
 
-  // Encoding. Fails, naming what is missing, when the regular tokens `tokens` (special ones
-  // excluded: `is_special`) cannot encode every text.
-  virtual absl::Status CheckCoverage(std::span<const std::string> tokens,
-                                     const std::vector<bool>& is_special) const = 0;
+  // Encoding. The byte values that the regular tokens `tokens` (special ones excluded:
+  // `is_special`) cannot encode: text holding one of them has no encoding (a vocabulary
+  // trained with --hf-compat holds only the bytes seen in training). Empty for a vocabulary
+  // that encodes every text.
+  virtual std::bitset<256> UnencodableBytes(std::span<const std::string> tokens,
+                                            const std::vector<bool>& is_special) const = 0;
 
   // tokenizer.json. A token's bytes as its vocabulary and merges write them, and back (errors
   // say what is wrong, without the field).
@@ -83,9 +89,10 @@ class Units {
   virtual bool byte_fallback() const = 0;
 };
 
-// Byte level: the first byte value that no regular token of `tokens` is (a token of that one
-// byte whose id is not marked in `is_special`; ids past its end are regular), or -1.
-int FirstByteWithoutToken(std::span<const std::string> tokens, const std::vector<bool>& is_special);
+// Byte level: the byte values that no regular token of `tokens` is (a token of that one byte
+// whose id is not marked in `is_special`; ids past its end are regular).
+std::bitset<256> BytesWithoutToken(std::span<const std::string> tokens,
+                                   const std::vector<bool>& is_special);
 
 // The units of `kind` (one shared, stateless object each).
 const Units& UnitsOf(UnitKind kind);

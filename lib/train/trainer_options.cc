@@ -43,6 +43,7 @@ std::span<const OptionField<TrainerOptions>> TrainerOptions::Fields() {
       Field<&O::special_tokens_at>(8, "special_tokens_at", E::kChangesResult),
       Field<&O::hf_compat>(9, "hf_compat", E::kChangesResult),
       Field<&O::threads>(10, "threads", E::kNone),
+      Field<&O::hf_all_bytes>(11, "hf_all_bytes", E::kChangesResult),
   };
   return kFields;
 }
@@ -62,7 +63,13 @@ absl::Status TrainerOptions::Validate() const {
       return OptionError(StrCat("`special_tokens` '", s, "' is given twice"), {"special_tokens"});
     }
   }
-  if (units == UnitKind::kByte && !hf_compat && vocab_size < 256 + special_tokens.size()) {
+  if (hf_all_bytes && !hf_compat) {
+    return OptionError("`hf_all_bytes` applies only with `hf_compat` (without it the alphabet "
+                       "holds every byte anyway)",
+                       {"hf_all_bytes", "hf_compat"});
+  }
+  if (units == UnitKind::kByte && (!hf_compat || hf_all_bytes) &&
+      vocab_size < 256 + special_tokens.size()) {
     return OptionError(StrCat("`vocab_size` ", vocab_size, " is smaller than the 256 byte tokens plus ",
                               special_tokens.size(), " special tokens"),
                        {"vocab_size"});

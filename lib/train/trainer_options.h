@@ -48,6 +48,10 @@ struct TrainerOptions {
   SpecialTokensAt special_tokens_at = SpecialTokensAt::kEnd;
   // Hugging Face's alphabet (bytes that occur, by byte-level code point), ids and tie-break.
   bool hf_compat = false;
+  // With hf_compat: every byte in the alphabet, seen or not (Hugging Face's
+  // `initial_alphabet = ByteLevel.alphabet()`, as GPT-2-style setups train), so that every text
+  // can be encoded. Without hf_compat the alphabet always holds every byte.
+  bool hf_all_bytes = false;
   // Worker threads (0: all cores). Never changes the result.
   int threads = 0;
   // BPE, for tests: when resuming, leave out of the pair table the pairs counted below this

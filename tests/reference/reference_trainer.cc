@@ -43,6 +43,9 @@ std::vector<ReferenceMerge> ReferenceTrain(
   uint64_t next_id = options.num_special_tokens;
   std::vector<unsigned char> alphabet;
   if (options.hf_compat) {
+    if (options.hf_all_bytes) {
+      for (int b = 0; b < 256; ++b) seen_bytes.insert(static_cast<unsigned char>(b));
+    }
     alphabet.assign(seen_bytes.begin(), seen_bytes.end());
     std::sort(alphabet.begin(), alphabet.end(), [](unsigned char a, unsigned char b) {
       return ByteLevelCodePoint(a) < ByteLevelCodePoint(b);

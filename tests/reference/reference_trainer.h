@@ -18,6 +18,7 @@ struct ReferenceOptions {
   size_t max_token_length = 0;     // 0: no limit
   size_t num_special_tokens = 0;   // they only take up ids
   bool hf_compat = false;          // HF alphabet (bytes that occur) and (left id, right id) ties
+  bool hf_all_bytes = false;       // with hf_compat: all 256 bytes in HF's alphabet order
 };
 
 struct ReferenceMerge {

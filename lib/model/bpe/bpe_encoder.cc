@@ -47,7 +47,6 @@ absl::StatusOr<std::unique_ptr<BpeEncoder>> BpeEncoder::Create(const BpeModel& m
     }
   }
   const std::vector<bool> is_special = SpecialIds(model);
-  TM_RETURN_IF_ERROR(model.units().CheckCoverage(model.tokens, is_special));
   return std::unique_ptr<BpeEncoder>(new BpeEncoder(model, options, is_special));
 }
 

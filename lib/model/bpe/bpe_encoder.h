@@ -31,7 +31,8 @@ namespace tokenmill {
 class BpeEncoder : public PieceEncoder {
  public:
   // `model` must outlive the encoder. Fails when its ids do not fit tiktoken ranks
-  // (kTokenRank) or when it cannot encode every text (units.h: CheckCoverage).
+  // (kTokenRank). A vocabulary without some bytes is accepted: the Encoder keeps such bytes
+  // from reaching the piece encoder (units.h: UnencodableBytes).
   static absl::StatusOr<std::unique_ptr<BpeEncoder>> Create(const BpeModel& model,
                                                             const EncoderOptions& options);
 

@@ -106,7 +106,8 @@ void AddSpecialTokens(BpeState& state) {
 // Phase 1: the alphabet, after any special tokens at the start.
 absl::Status BuildAlphabet(BpeState& state, std::span<const WordSource::Entry> words) {
   std::vector<std::string> alphabet =
-      state.units.Alphabet(words, AlphabetOptions{.hf_compat = state.options.hf_compat});
+      state.units.Alphabet(words, AlphabetOptions{.hf_compat = state.options.hf_compat,
+                                        .every_symbol = state.options.hf_all_bytes});
   state.first_alphabet_id = static_cast<TokenId>(state.model.tokens.size());
   state.alphabet_size = alphabet.size();
   for (std::string& symbol : alphabet) state.AddToken(std::move(symbol), /*indexed=*/true);
