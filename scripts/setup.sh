@@ -9,6 +9,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libpcre2-dev
   clang libclang-rt-14-dev
   curl dpkg-dev  # scripts/build_tsan_deps.sh fetches and unpacks Debian's oneTBB/Abseil sources
+  nodejs npm     # the peers (npm tokenizers, tiktoken) of scripts/ci_parity.sh and compare.sh
 )
 
 missing=()

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Parity against the real peers, on slices small enough for every CI run: installs them itself
+# (npm tokenizers@0.23.2 and tiktoken, scripts/install_peers.sh) and checks
+#   1. --hf-compat merges and vocabulary equal Hugging Face's BpeTrainer's (BPE.empty(), the
+#      ByteLevel pre-tokenizer with the GPT-2 regex, the default trainer, vocab 30000);
+#   2. --hf-compat --hf-all-bytes: all 256 bytes, and merges equal to HF's as far as they go
+#      (an unseen byte is in no pair and keeps the other ids in order, so ties fall the same);
+#   3. gpt2, cl100k_base and o200k_base ids equal tiktoken's, line by line and whole-file;
+#   4. tokenizer.json files tokenmill wrote (trained; converted from cl100k_base; trained with a
+#      custom --pattern) encode to the same ids in Hugging Face;
+#   5. text with bytes a --hf-compat vocabulary lacks: `encode --unknown-bytes=drop` gives
+#      Hugging Face's ids.
+# Slices: the bundled sample, and the first few MB of brown, linux_docs and poetry from
+# ../shared/corpora (missing corpora fail the run: CI has them).
+#
+#   scripts/ci_parity.sh [BUILD_DIR]     (default build; needs BUILD_DIR/tokenmill and the test
+#                                         vocabularies CMake unpacked into BUILD_DIR/test_vocab)
+# Prints one line per check; exit 1 on any difference.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+tm="$build/tokenmill"
+vocab="$build/test_vocab/vocab"
+corpora="$root/../shared/corpora"
+[[ -x "$tm" ]] || { echo "ci_parity.sh: no $tm (build first)" >&2; exit 2; }
+[[ -f "$vocab/cl100k_base.tiktoken" ]] || { echo "ci_parity.sh: no $vocab (configure with tests on)" >&2; exit 2; }
+"$root/scripts/install_peers.sh"
+command -v node >/dev/null || { echo "ci_parity.sh: node is missing (apt-get install nodejs)" >&2; exit 2; }
+py=/usr/bin/python3
+modules="$root/scripts/.peers/node_modules"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+status=0
+
+# Slices at line boundaries.
+cp "$root/tests/data/sample.txt" "$tmp/sample.txt"
+slice() {  # corpus, megabytes
+  [[ -f "$corpora/$1.txt.zst" ]] || { echo "ci_parity.sh: missing $corpora/$1.txt.zst" >&2; exit 2; }
+  zstd -dc "$corpora/$1.txt.zst" 2>/dev/null | head -c "$(($2 * 1000000))" | sed '$d' > "$tmp/$1.txt" || true
+}
+slice brown 3
+slice linux_docs 3
+slice poetry 2
+texts="sample brown linux_docs poetry"
+
+same_ids() {  # label, expected (peer), actual (tokenmill)
+  "$py" - "$@" <<'PY' || status=1
+import sys
+label, a, b = sys.argv[1:]
+x = open(a).read().split("\n")
+y = open(b).read().split("\n")
+ids = sum(len(l.split()) for l in x)
+diff = [i for i in range(max(len(x), len(y))) if i >= len(x) or i >= len(y) or x[i] != y[i]]
+print(f"{'ok  ' if not diff and ids > 0 else 'FAIL'} {label}: {ids} ids, {len(diff)} lines differ")
+if diff:
+    i = diff[0]
+    print(f"     first at line {i + 1}: peer {x[i][:120] if i < len(x) else None!r}")
+    print(f"     {' ' * (13 + len(str(i + 1)))}tokenmill {y[i][:120] if i < len(y) else None!r}")
+sys.exit(1 if diff or ids == 0 else 0)
+PY
+}
+
+# 1, 2: training.
+for text in sample brown linux_docs; do
+  node "$root/scripts/compare/hf_train.js" "$modules" "$tmp/$text.txt" "$tmp/$text.hf.json" >/dev/null
+  "$tm" train --hf-compat --vocab-size 30000 --preset gpt2 --checkpoint=none --quiet \
+    --output "$tmp/$text.tm.json" "$tmp/$text.txt"
+  "$tm" train --hf-compat --hf-all-bytes --vocab-size 30000 --preset gpt2 --checkpoint=none \
+    --quiet --output "$tmp/$text.all.json" "$tmp/$text.txt"
+  "$py" - "$text" "$tmp/$text.hf.json" "$tmp/$text.tm.json" "$tmp/$text.all.json" <<'PY' || status=1
+import json, sys
+name, hf_path, tm_path, all_path = sys.argv[1:]
+def load(path):
+    m = json.load(open(path, encoding="utf-8"))["model"]
+    return [tuple(x.split(" ", 1)) if isinstance(x, str) else tuple(x) for x in m["merges"]], m["vocab"]
+hf_m, hf_v = load(hf_path)
+tm_m, tm_v = load(tm_path)
+all_m, all_v = load(all_path)
+ok = hf_m == tm_m and hf_v == tm_v and len(hf_m) > 0
+print(f"{'ok  ' if ok else 'FAIL'} hf-compat training {name}: {len(hf_m)} merges (HF) vs {len(tm_m)}, "
+      f"{sum(hf_v.get(t) != tm_v.get(t) for t in set(hf_v) | set(tm_v))} ids differ")
+n = len(all_m)
+alphabet = sum(1 for t, i in all_v.items() if i < 256)
+ok_all = all_m == hf_m[:n] and alphabet == 256 and (len(all_v) == 30000 or n == len(hf_m))
+print(f"{'ok  ' if ok_all else 'FAIL'} hf-compat --hf-all-bytes {name}: 256-byte alphabet {alphabet == 256}, "
+      f"its {n} merges are HF's first {n}: {all_m == hf_m[:n]}")
+sys.exit(0 if ok and ok_all else 1)
+PY
+done
+
+# 3: tiktoken.
+for enc in gpt2 cl100k_base o200k_base; do
+  for text in $texts; do
+    node "$root/scripts/peer_encode.cjs" tiktoken "$enc" "$tmp/$text.txt" > "$tmp/expected"
+    "$tm" encode --tokenizer "$vocab/$enc.tiktoken" "$tmp/$text.txt" > "$tmp/actual"
+    same_ids "tiktoken $enc $text (lines)" "$tmp/expected" "$tmp/actual"
+  done
+  node "$root/scripts/peer_encode.cjs" tiktoken "$enc" "$tmp/linux_docs.txt" --whole > "$tmp/expected"
+  "$tm" encode --tokenizer "$vocab/$enc.tiktoken" --whole "$tmp/linux_docs.txt" > "$tmp/actual"
+  same_ids "tiktoken $enc linux_docs (whole)" "$tmp/expected" "$tmp/actual"
+done
+
+# 4: tokenmill's tokenizer.json files in Hugging Face.
+"$tm" convert "$vocab/cl100k_base.tiktoken" "$tmp/cl100k_base.json" >/dev/null
+"$tm" train --vocab-size 30000 --checkpoint=none --quiet --output "$tmp/brown30k.json" "$tmp/brown.txt"
+"$tm" train --vocab-size 8000 --checkpoint=none --quiet --output "$tmp/pattern.json" \
+  --pattern ' ?\p{L}+| ?\p{N}+| ?[\p{P}\p{S}]+|\s+(?!\S)|\s+' "$tmp/linux_docs.txt"
+for tokenizer in cl100k_base brown30k pattern; do
+  for text in $texts; do
+    node "$root/scripts/peer_encode.cjs" hf "$tmp/$tokenizer.json" "$tmp/$text.txt" > "$tmp/expected"
+    "$tm" encode --tokenizer "$tmp/$tokenizer.json" "$tmp/$text.txt" > "$tmp/actual"
+    same_ids "Hugging Face encodes tokenmill's $tokenizer.json: $text" "$tmp/expected" "$tmp/actual"
+  done
+done
+
+# 5: bytes a --hf-compat vocabulary lacks (brown's has no Chinese bytes, few of linux_docs').
+for text in linux_docs poetry; do
+  node "$root/scripts/peer_encode.cjs" hf "$tmp/brown.tm.json" "$tmp/$text.txt" > "$tmp/expected"
+  "$tm" encode --tokenizer "$tmp/brown.tm.json" --unknown-bytes drop "$tmp/$text.txt" > "$tmp/actual"
+  same_ids "unseen bytes dropped as Hugging Face drops them: brown's hf-compat vocabulary on $text" \
+    "$tmp/expected" "$tmp/actual"
+done
+
+if ((status == 0)); then echo "ci_parity.sh: every check equals the peers"; else echo "ci_parity.sh: DIFFERENCES (above)"; fi
+exit "$status"
