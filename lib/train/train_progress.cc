@@ -67,6 +67,10 @@ std::string ShowBytes(std::string_view bytes) {
 bool TrainProgress::OnStep(const TrainEvent& event) {
   done_ = event.steps_done;
   planned_ = event.steps_planned;
+  if (!event.replayed) {
+    eta_.Observe(event.steps_done, event.work,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+  }
   const LearnedMerge* merge = event.merge;
   if (merge != nullptr && log_every_ > 0 && event.steps_done % log_every_ == 0) {
     if (drawn_ && format_ == ProgressFormat::kBar) std::fputc('\n', out_);
@@ -91,7 +95,7 @@ bool TrainProgress::OnStep(const TrainEvent& event) {
 void TrainProgress::Draw(bool final) {
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   double rate = elapsed > 0 ? static_cast<double>(done_) / elapsed : 0;
-  double eta = rate > 0 ? static_cast<double>(planned_ - std::min(done_, planned_)) / rate : -1;
+  double eta = eta_.RemainingSeconds(planned_);
   if (format_ == ProgressFormat::kJson) {
     std::fprintf(out_,
                  "{\"stage\":\"train\",\"merges\":%zu,\"planned\":%zu,\"merges_per_s\":%.1f,"

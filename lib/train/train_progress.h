@@ -2,7 +2,8 @@
 //
 // Formats (like ProgressFormat in Hugging Face tokenizers' utils/progress.rs):
 //  - kBar: one line redrawn in place at most 10 times a second: merges done of planned,
-//    merges/s, ETA and the token just learned; for terminals.
+//    merges/s, ETA (from the work the steps do: train_eta.h) and the token just learned; for
+//    terminals.
 //  - kJson: one JSON object per line at most once a second and at the end, for machines:
 //    {"stage":"train","merges":N,"planned":M,"merges_per_s":R,"eta_s":E,"token":"<byte-level>"}
 //  - kNone: nothing.
@@ -18,6 +19,7 @@
 #include <string_view>
 
 #include "common/progress_format.h"
+#include "train/train_eta.h"
 #include "train/trainer.h"
 
 namespace tokenmill {
@@ -42,6 +44,7 @@ class TrainProgress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_draw_{};
   size_t done_ = 0, planned_ = 0;
+  EtaModel eta_;
   std::string last_token_;
   bool drawn_ = false;
 };

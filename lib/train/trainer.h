@@ -40,6 +40,9 @@ struct TrainEvent {
   size_t steps_done = 0;     // including this one
   size_t steps_planned = 0;  // steps that reach vocab_size (training may stop sooner)
   bool replayed = false;     // a step of an earlier run (TrainControl::resume), not searched for
+  // What this step cost, in the trainer's own unit of work (BPE: the distinct words the merge
+  // rewrote); 0 when unknown or replayed. Progress estimates the time left from it.
+  uint64_t work = 0;
   // Merge-based trainers: the merge of this step (null for other kinds of step).
   const LearnedMerge* merge = nullptr;
 };

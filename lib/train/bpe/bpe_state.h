@@ -67,6 +67,7 @@ struct BpeState {
   tbb::task_arena arena;
   BpeModel model;
   std::vector<uint64_t> merge_counts;  // the count of each merge of model.merges when chosen
+  uint64_t last_merge_words = 0;       // the words the last merge of the loop rewrote
   std::vector<uint32_t> token_length;  // units.Length of each token
   TokenIndex token_index;
   TokenId first_alphabet_id = 0;

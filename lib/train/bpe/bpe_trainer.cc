@@ -74,6 +74,7 @@ bool BpeState::ReportMerge(size_t index, bool replayed) {
   const TrainEvent event{.steps_done = index + 1,
                          .steps_planned = model.merges.size() + RemainingMerges(),
                          .replayed = replayed,
+                         .work = replayed ? 0 : last_merge_words,
                          .merge = &merge};
   if (control.after_step(event)) return true;
   interrupted = true;

@@ -90,6 +90,7 @@ void MergeLoop::ApplyMerge(PairKey p, TokenId a, TokenId b, TokenId t) {
     slot_.resize(slot_.capacity());
   }
   std::span<const WordRef> words = state_.pairs.TakeWords(p);
+  state_.last_merge_words = words.size();
   const size_t batches =
       words.size() < kParallelMinWords ? 1 : (words.size() + kBatchWords - 1) / kBatchWords;
   if (batch_risen_.size() < batches) batch_risen_.resize(batches);
