@@ -31,6 +31,7 @@ double EtaModel::RemainingSeconds(size_t planned) const {
                                                  : -1;
   // The recent half of the closed windows (at least 8), whose steps resemble those to come more
   // than the first ones do.
+  if (windows_.empty()) return plain;
   const size_t closed = windows_.size() - (windows_.back().steps < kWindowSteps ? 1 : 0);
   if (closed < 8) return plain;
   // Two straight lines in log-log, by least squares: how the work per step falls with the
