@@ -63,6 +63,10 @@ TEST(CliDecode, ExactBytesUnknownIdsAndLossy) {
   auto unknown = RunCli({"decode", "--tokenizer", kCl100k}, "15339\n15339 100256\n");
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_EQ(unknown.err, "tokenmill decode: error: -:2: id 100256 (position 1) is not in the vocabulary\n");
+  auto not_id = RunCli({"decode", "--tokenizer", kCl100k}, "15339\n15339 -1\n");
+  EXPECT_EQ(not_id.exit_code, 1);
+  EXPECT_EQ(not_id.err, "tokenmill decode: error: -:2: '-1' is not a token id\n");
+  EXPECT_EQ(not_id.out, "hello");  // the lines before it
 }
 
 TEST(CliConvert, BothWaysKeepTheIds) {
