@@ -9,7 +9,6 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libpcre2-dev
   clang libclang-rt-14-dev
   curl dpkg-dev  # scripts/build_tsan_deps.sh fetches and unpacks Debian's oneTBB/Abseil sources
-  nodejs npm     # the peers (npm tokenizers, tiktoken) of scripts/ci_parity.sh and compare.sh
 )
 
 missing=()
@@ -18,6 +17,13 @@ for pkg in "${PACKAGES[@]}"; do
     missing+=("$pkg")
   fi
 done
+
+# Node.js and npm run the peers (npm tokenizers, tiktoken) of scripts/ci_parity.sh and
+# compare.sh. Checked as commands, not packages: a Node.js from elsewhere (NodeSource's nodejs
+# carries its own npm, which Debian's npm package conflicts with) is fine.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  missing+=(nodejs npm)
+fi
 
 if ((${#missing[@]} == 0)); then
   exit 0
