@@ -16,7 +16,8 @@ status=0
 ctest --output-on-failure -j "$(nproc)" --timeout 1200 2>&1 | tee "$log" || status=$?
 # CTest lists each test that did not run under "The following tests did not run:", one line
 # each: "  42 - Suite.Name (Skipped)" (a GTEST_SKIP(): SKIP_REGULAR_EXPRESSION in CMakeLists.txt).
-skipped=$(grep -E '^[[:space:]]*[0-9]+ - .* \(Skipped\)$' "$log" || true)
+# A DISABLED_ test is listed as "(Disabled)": counted the same, since it checks nothing either.
+skipped=$(grep -E '^[[:space:]]*[0-9]+ - .* \((Skipped|Disabled)\)$' "$log" || true)
 if [[ -n $skipped ]]; then
   count=$(printf '%s\n' "$skipped" | wc -l)
   if [[ ${TOKENMILL_REQUIRE_ALL_TESTS:-0} == 1 ]]; then

@@ -127,6 +127,41 @@ TEST(TrainingRun, StoppedAndResumedEndsAsOneUninterruptedRun) {
   }
 }
 
+// A run that fails after counting keeps its checkpoint unless nothing can be learned from the
+// words: with --hf-compat a vocab_size below the alphabet is found only after counting, and a
+// resume with a larger one succeeds from the counts (hours of counting on a big corpus).
+TEST(TrainingRun, AFailedRunKeepsItsCheckpointUnlessNothingCanBeLearned) {
+  TempDir dir;
+  TrainingRunOptions options = SampleOptions(dir.File("small.json"), /*hf_compat=*/true);
+  options.trainer.vocab_size = 20;
+  absl::StatusOr<RunOutcome> failed = RunToTheEnd(options);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_FALSE(IsNothingToLearn(failed.status())) << failed.status();
+  EXPECT_FALSE(std::filesystem::exists(dir.File("small.json")));
+  ASSERT_TRUE(std::filesystem::exists(dir.File("small.json.ckpt")));
+  TrainingRunOptions larger;
+  larger.trainer.vocab_size = 1200;
+  absl::StatusOr<TrainingRun> resumed =
+      TrainingRun::Resume(dir.File("small.json.ckpt"), larger, {"vocab_size"}, false);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  absl::StatusOr<RunOutcome> done = resumed->Run();
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->result.model->VocabSize(), 1200u);
+
+  // Nothing to learn (every word one byte): the failed run leaves no checkpoint.
+  TrainingRunOptions single;
+  single.corpus.inputs = {dir.Write("one_byte_words.txt", "a b c\nb a\n")};
+  single.corpus.progress = ProgressFormat::kNone;
+  single.corpus.pretokenizer = {"custom", "\\S|\\s"};
+  single.trainer.vocab_size = 300;
+  single.output = dir.File("single.json");
+  absl::StatusOr<RunOutcome> nothing = RunToTheEnd(single);
+  ASSERT_FALSE(nothing.ok());
+  EXPECT_TRUE(IsNothingToLearn(nothing.status())) << nothing.status();
+  EXPECT_FALSE(std::filesystem::exists(dir.File("single.json.ckpt")));
+  EXPECT_FALSE(std::filesystem::exists(dir.File("single.json.ckpt.words")));
+}
+
 TEST(TrainingRun, AResumeMayExtendAndChangeWhatDoesNotChangeTheResult) {
   TempDir dir;
   absl::StatusOr<RunOutcome> first = RunToTheEnd(SampleOptions(dir.File("t.json"), false));

@@ -201,15 +201,21 @@ absl::StatusOr<RunOutcome> TrainingRun::Run(const RunHooks& hooks) {
                                            : std::nullopt,
                                    std::move(prior), outcome);
   if (!trained.ok()) {
-    // A new run whose training failed before its first merge for a reason of its own (say, no
-    // pair to merge; not a failed checkpoint write, which keeps the previous checkpoint): its
-    // checkpoint holds only the counts, and a resume from it would fail the same way. It is
-    // removed, so that a failed run leaves nothing behind.
-    if (!resumed && checkpointer.Finish().ok() && checkpointer.writes() > 0 &&
-        checkpointer.merges_done() == 0) {
-      std::error_code ignored;
-      std::filesystem::remove(outcome.checkpoint_path, ignored);
-      std::filesystem::remove(WordTablePath(outcome.checkpoint_path), ignored);
+    // A new run whose words hold nothing to learn (no pair to merge): its checkpoint holds only
+    // the counts, and a resume from it would fail the same way whatever the options, so it is
+    // removed and the failed run leaves nothing behind. Any other failure keeps it (a resume
+    // with other options, e.g. a larger vocab_size, or on a bigger machine, may succeed), and
+    // so does a failed checkpoint write (the previous checkpoint stays); only regular files
+    // are removed (a checkpoint path may be a device).
+    if (!resumed && IsNothingToLearn(trained) && checkpointer.Finish().ok() &&
+        checkpointer.writes() > 0 && checkpointer.merges_done() == 0) {
+      for (const std::string& path :
+           {outcome.checkpoint_path, WordTablePath(outcome.checkpoint_path)}) {
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(std::filesystem::symlink_status(path, ec))) {
+          std::filesystem::remove(path, ec);
+        }
+      }
     }
     return trained;
   }

@@ -1,6 +1,8 @@
 #include "train/trainer.h"
 
+#include "absl/strings/cord.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
 #include "train/bpe/bpe_trainer.h"
 
 namespace tokenmill {
@@ -19,6 +21,20 @@ absl::StatusOr<TrainResult> Train(WordSource words, const TrainerOptions& option
                                   const TrainControl& control) {
   TM_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer, MakeTrainer(options));
   return trainer->Train(std::move(words), control);
+}
+
+namespace {
+constexpr std::string_view kNothingToLearn = "tokenmill/nothing-to-learn";
+}  // namespace
+
+absl::Status NothingToLearnError(std::string_view message) {
+  absl::Status status = absl::FailedPreconditionError(ToAbsl(message));
+  status.SetPayload(ToAbsl(kNothingToLearn), absl::Cord("1"));
+  return status;
+}
+
+bool IsNothingToLearn(const absl::Status& status) {
+  return status.GetPayload(ToAbsl(kNothingToLearn)).has_value();
 }
 
 }  // namespace tokenmill

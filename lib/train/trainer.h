@@ -90,4 +90,10 @@ absl::StatusOr<std::unique_ptr<Trainer>> MakeTrainer(const TrainerOptions& optio
 absl::StatusOr<TrainResult> Train(WordSource words, const TrainerOptions& options,
                                   const TrainControl& control = {});
 
+// The error of a training that cannot learn anything from its words (say, every word is one
+// symbol), whatever the options: marked so that a caller can tell it from other failures (a
+// resume from the same words would fail the same way).
+absl::Status NothingToLearnError(std::string_view message);
+bool IsNothingToLearn(const absl::Status& status);
+
 }  // namespace tokenmill

@@ -1,10 +1,10 @@
 // The training ETA (train/train_eta.h) on a recorded run: poetry is trained for 30000 tokens
-// with every step's work and end time recorded, then the run is replayed into an EtaModel; at several points the estimate of the time left is compared with the time that was
-// actually left. The old estimate (steps left / average rate so far) is printed beside it: on
-// poetry it said 2:41 at merge 1000 with about 8 s to go. The model sees the same clock it is
-// judged by, so a noisy machine moves both; the bounds are wide (a factor of 2, 5 at merge
-// 1000). TOKENMILL_ETA_TRACE=PREFIX writes each recorded run to PREFIX.CORPUS
-// ("step work seconds" per line).
+// with every step's work and end time recorded, then the run is replayed into an EtaModel; at
+// several points the estimate of the time left is compared with the time that was actually
+// left. The old estimate (steps left / average rate so far) is printed beside it: on poetry it
+// said 2:41 at merge 1000 with about 8 s to go. The model sees the same clock it is judged by,
+// so a noisy machine moves both; the bounds are wide (see below). TOKENMILL_ETA_TRACE=PREFIX
+// writes each recorded run to PREFIX.CORPUS ("step work seconds" per line).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -75,13 +75,16 @@ TEST_P(TrainEta, EstimatesTheTimeLeftFromTheWorkOfTheSteps) {
                        static_cast<double>(planned - now.step);
     std::printf("  after %5zu merges: %6.2f s left; estimate %6.2f s (%.2fx), old estimate %6.2f s (%.2fx)\n",
                 now.step, actual, estimate, estimate / actual, old, old / actual);
-    // Within 2x from merge 3000 on; 5x at merge 1000 (measured 3.0x-3.8x), where the parallel
-    // first merges (less time per word) still weigh in the fit.
-    const double factor = at == 1000 ? 5 : 2;
-    EXPECT_GT(estimate, actual / factor) << "after " << now.step << " merges";
-    EXPECT_LT(estimate, actual * factor) << "after " << now.step << " merges";
+    // Closer than the old estimate everywhere; within 2.5x from merge 3000 on (measured 0.9x-
+    // 1.1x; the slack is for other tests sharing the cores under ctest -j). At merge 1000
+    // (measured 3.0x-3.8x) the parallel first merges (less time per word) still weigh in the
+    // fit, so only "closer" is asserted there.
     EXPECT_LT(std::abs(std::log(estimate / actual)), std::abs(std::log(old / actual)))
         << "no better than the old estimate after " << now.step << " merges";
+    if (at >= 3000) {
+      EXPECT_GT(estimate, actual / 2.5) << "after " << now.step << " merges";
+      EXPECT_LT(estimate, actual * 2.5) << "after " << now.step << " merges";
+    }
   }
 }
 

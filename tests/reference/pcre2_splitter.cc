@@ -51,7 +51,8 @@ class Pcre2PreTokenizer final : public PreTokenizer {
     };
     size_t pos = 0;
     while (pos < text.size()) {
-      const int rc = pcre2_match(code_, subject, text.size(), pos, 0, match, context_);
+      // An empty string is never a piece (PCRE2_NOTEMPTY), as tokenmill's custom patterns say.
+      const int rc = pcre2_match(code_, subject, text.size(), pos, PCRE2_NOTEMPTY, match, context_);
       if (rc < 0 && rc != PCRE2_ERROR_NOMATCH) {  // the oracle cannot answer: fail loudly
         PCRE2_UCHAR message[256];
         pcre2_get_error_message(rc, message, sizeof(message));
@@ -67,7 +68,7 @@ class Pcre2PreTokenizer final : public PreTokenizer {
       const size_t start = ovector[0];
       size_t end = ovector[1];
       uncovered(pos, start);
-      if (end == start) end = start + 1;  // an empty match (custom patterns): take one byte
+      if (end == start) end = start + 1;  // only \K can still make an empty match: one byte
       on_piece(text.substr(start, end - start));
       pos = end;
     }

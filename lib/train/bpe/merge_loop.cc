@@ -125,7 +125,7 @@ absl::Status MergeLoop::Run() {
     }
     if (!popped) {
       if (model.merges.empty()) {
-        return absl::FailedPreconditionError(
+        return NothingToLearnError(
             "the corpus yields no pair to merge (every word is a single byte), so no merge "
             "can be learned");
       }
