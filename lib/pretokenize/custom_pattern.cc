@@ -95,8 +95,8 @@ class Pcre2PatternPreTokenizer final : public PreTokenizer {
       }
       const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(m.data);
       const size_t start = ovector[0], end = ovector[1];
-      if (end <= start) {  // \K can still make one empty: the character stays uncovered
-        const size_t next = start + DecodeAt(bytes, n, start).len;
+      if (end <= start) {  // \K could make one empty: the character stays uncovered
+        const size_t next = start < n ? start + DecodeAt(bytes, n, start).len : n;
         uncovered(pos, next);
         pos = next;
         continue;
