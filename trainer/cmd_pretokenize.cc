@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "corpus_flags.h"
 #include "common/file_util.h"
 #include "common/strings.h"
 #include "flags.h"
@@ -108,12 +109,9 @@ int RunPretokenize(int argc, char** argv) {
     PrintError("pretokenize", "give at most one input file (or none to read stdin)");
     return kExitUsage;
   }
-  if (flags.WasSet("pattern")) {
-    if (flags.WasSet("preset")) {
-      PrintError("pretokenize", "give --preset or --pattern, not both");
-      return kExitUsage;
-    }
-    options.pretokenizer.preset = "custom";
+  if (absl::Status s = ApplyPatternFlag(flags, &options.pretokenizer); !s.ok()) {
+    PrintError("pretokenize", s);
+    return kExitUsage;
   }
   absl::StatusOr<std::unique_ptr<PreTokenizer>> pretokenizer =
       PreTokenizer::Create(options.pretokenizer);

@@ -42,12 +42,12 @@ void AddCorpusFlags(FlagSet& flags, CountCorpusOptions* options) {
                 "compressed inputs are handed to threads in batches of about this many bytes");
 }
 
-absl::Status FinishCorpusFlags(const FlagSet& flags, CountCorpusOptions* options) {
+absl::Status ApplyPatternFlag(const FlagSet& flags, PreTokenizerConfig* config) {
   if (!flags.WasSet("pattern")) return absl::OkStatus();
   if (flags.WasSet("preset")) {
     return absl::InvalidArgumentError("give --preset or --pattern, not both");
   }
-  options->pretokenizer.preset = "custom";
+  config->preset = "custom";
   return absl::OkStatus();
 }
 

@@ -10,8 +10,9 @@ namespace tokenmill::cli {
 
 void AddCorpusFlags(FlagSet& flags, CountCorpusOptions* options);
 
-// After parsing: --pattern selects the custom pre-tokenizer (and conflicts with --preset).
-absl::Status FinishCorpusFlags(const FlagSet& flags, CountCorpusOptions* options);
+// After parsing: --pattern selects the custom pre-tokenizer (and conflicts with --preset), in
+// every command that has both flags (train, count, pretokenize).
+absl::Status ApplyPatternFlag(const FlagSet& flags, PreTokenizerConfig* config);
 
 // The notes of a summary about what counting found, on stderr, as train and count print them:
 // invalid UTF-8 sequences and NUL bytes (counted as bytes), skipped records and the first one.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fuzz_util.h"
+#include "pieces_check.h"
 #include "pretokenize/custom_pattern.h"
 #include "reference/pcre2_differential.h"
 
@@ -29,15 +30,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     return 0;
   }
-  std::vector<std::string_view> pieces = testing::SplitToVector(**p, text);
-  size_t at = 0;
-  for (std::string_view piece : pieces) {
-    if (piece.empty()) fuzz::Fail("empty piece");
-    if (piece.size() > text.size() - at || text.substr(at, piece.size()) != piece) {
-      fuzz::Fail("pieces do not concatenate to the text at", testing::EscapeForMessage(text));
-    }
-    at += piece.size();
-  }
-  if (at != text.size()) fuzz::Fail("pieces do not cover the text", testing::EscapeForMessage(text));
+  fuzz::CheckPiecesCoverText(testing::SplitToVector(**p, text), text);
   return 0;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fuzz_util.h"
+#include "pieces_check.h"
 #include "pretokenize/pretokenizer.h"
 #include "reference/pcre2_differential.h"
 #include "reference/pcre2_splitter.h"
@@ -54,15 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
 
   std::vector<std::string_view> ours = testing::SplitToVector(*e.scanner, text);
-  size_t at = 0;
-  for (std::string_view piece : ours) {
-    if (piece.empty()) fuzz::Fail("empty piece");
-    if (piece.size() > text.size() - at || text.substr(at, piece.size()) != piece) {
-      fuzz::Fail("pieces do not concatenate to the text at", testing::EscapeForMessage(text));
-    }
-    at += piece.size();
-  }
-  if (at != text.size()) fuzz::Fail("pieces do not cover the text", testing::EscapeForMessage(text));
+  fuzz::CheckPiecesCoverText(ours, text);
 
   if (!testing::ContainsDisagreement(text)) {
     std::vector<std::string_view> expected = testing::SplitToVector(*e.oracle, text);
