@@ -7,6 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git zstd time
   libtbb-dev libabsl-dev libhyperscan-dev libzstd-dev zlib1g-dev libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev libpcre2-dev
+  libicu-dev libutf8proc-dev  # normalization (ICU); utf8proc: its test reference and benchmark peer
   clang libclang-rt-14-dev
   curl dpkg-dev  # scripts/build_tsan_deps.sh fetches and unpacks Debian's oneTBB/Abseil sources
 )
