@@ -1,20 +1,55 @@
-// PreTokenizerConfig: which pre-tokenizer splits text before a model sees it, as data (models,
-// counts files, checkpoints and options all carry one).
+// PreTokenizerConfig: how text becomes the pieces ("words") a model sees, as data (models,
+// counts files, checkpoints and options all carry one): normalization first (normalizer.h),
+// then the split (pretokenizer.h), then, optionally, digits cut apart.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace tokenmill {
 
+// Unicode normalization forms, numbered for files: a number is never reused.
+enum class NormalForm : uint8_t {
+  kNone = 0,  // text as it is
+  kNfc = 1,
+  kNfkc = 2,
+};
+// "none", "nfc", "nfkc".
+std::string_view NormalFormName(NormalForm form);
+// The form named `name` (one of NormalFormName's); false when there is none.
+bool ParseNormalForm(std::string_view name, NormalForm* form);
+
+// What normalization does to text before it is split: the normal form, then lowercasing
+// (Hugging Face's Sequence[NFKC, Lowercase] order).
+struct NormalizerConfig {
+  NormalForm form = NormalForm::kNone;
+  bool lowercase = false;
+  bool identity() const { return form == NormalForm::kNone && !lowercase; }
+  bool operator==(const NormalizerConfig&) const = default;
+};
+
 // `preset` is one of the names of kPreTokenizerPresets (presets.h), or "custom" with `pattern`
-// set.
+// set, or one of the splits of kSplitModes (presets.h: "metaspace", "whitespace", "none").
 struct PreTokenizerConfig {
   std::string preset = "gpt2";
   std::string pattern;  // only for preset == "custom"
+  NormalizerConfig normalizer;
+  // After the split, every decimal digit (\p{Nd}) is a piece of its own (Llama, Qwen).
+  bool split_digits = false;
+  // preset "metaspace": a "▁" goes before each text that does not start with one (SentencePiece's
+  // dummy prefix; Hugging Face's prepend_scheme "always").
+  bool metaspace_prefix = true;
   bool operator==(const PreTokenizerConfig&) const = default;
+  // Whether only the preset/pattern differ from the defaults (what files before these fields
+  // could hold).
+  bool SplitOnly() const {
+    return normalizer.identity() && !split_digits && metaspace_prefix;
+  }
 };
 
-// The pattern text `config` stands for: the preset's own, or the custom one.
+// The pattern text `config` stands for: the preset's own, or the custom one ("" for the split
+// modes that are no pattern: metaspace, none).
 std::string EffectivePattern(const PreTokenizerConfig& config);
 
 }  // namespace tokenmill
