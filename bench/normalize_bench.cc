@@ -5,12 +5,14 @@
 //        spans unchanged), then CaseMap::utf8ToLower (root locale) on the normalized text.
 //   utf8proc: utf8proc_decompose_custom into a reused code point buffer, utf8proc_normalize_utf32
 //        (what utf8proc_map does, less its malloc per call), then utf8proc_tolower per code point
-//        (+ U+0130 → "i̇", the one unconditional full lowercase mapping that is not simple).
+//        (+ U+0130 → "i̇", the one unconditional full lowercase mapping that is not simple): the
+//        tests' oracle (tests/reference/utf8proc_normalizer.h) on well-formed text.
 // Lowercasing here is per code point (Hugging Face's Lowercase: char::to_lowercase), so ICU's
 // final-sigma context is cut off by lowercasing U+03A3 alone.
 // Inputs: brown (whole, 6 MB) and the first 32 MB of poetry, cut at a line end; every line
 // (with its newline) is one call. Arguments: corpus, form (0 NFC, 1 NFKC, 2 NFKC + lowercase).
 // BM_NormalizeLibrariesAgree runs both once and counts the lines whose outputs differ.
+// BM_Normalizer runs the product (lib/pretokenize/normalizer.h) on the same lines.
 // Rerun: build/tokenmill_bench --benchmark_filter=Normalize --benchmark_repetitions=5
 //        --benchmark_report_aggregates_only=true   (RESULTS.md: "Normalization").
 #include <benchmark/benchmark.h>
@@ -18,7 +20,6 @@
 #include <unicode/casemap.h>
 #include <unicode/normalizer2.h>
 #include <unicode/stringpiece.h>
-#include <utf8proc.h>
 
 #include <cstdio>
 #include <memory>
@@ -27,6 +28,8 @@
 #include <vector>
 
 #include "bench_corpus.h"
+#include "pretokenize/normalizer.h"
+#include "reference/utf8proc_normalizer.h"
 
 namespace tokenmill {
 namespace {
@@ -59,6 +62,13 @@ const Lines& CorpusLines(int corpus) {
   }
   lines.bytes = text.size();
   return lines;
+}
+
+NormalizerConfig ConfigOf(int form) {
+  NormalizerConfig config;
+  config.form = form == 0 ? NormalForm::kNfc : NormalForm::kNfkc;
+  config.lowercase = form == 2;
+  return config;
 }
 
 class IcuSide {
@@ -99,48 +109,16 @@ class IcuSide {
   std::string scratch_;
 };
 
+// utf8proc on text known to be well-formed (the oracle's fast path; the corpora are valid).
 class Utf8procSide {
  public:
-  explicit Utf8procSide(int form)
-      : options_(static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE |
-                                                (form == 0 ? 0 : UTF8PROC_COMPAT))),
-        lowercase_(form == 2),
-        buffer_(1024) {}
-
-  // False when utf8proc refuses the line (invalid UTF-8: the corpora have none).
+  explicit Utf8procSide(int form) : normalizer_(ConfigOf(form)) {}
   bool Run(std::string_view line, std::string& out) {
-    const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(line.data());
-    const auto size = static_cast<utf8proc_ssize_t>(line.size());
-    utf8proc_ssize_t n = utf8proc_decompose_custom(bytes, size, buffer_.data(),
-                                                   static_cast<utf8proc_ssize_t>(buffer_.size()),
-                                                   options_, nullptr, nullptr);
-    if (n > static_cast<utf8proc_ssize_t>(buffer_.size())) {
-      buffer_.resize(static_cast<size_t>(n));
-      n = utf8proc_decompose_custom(bytes, size, buffer_.data(), n, options_, nullptr, nullptr);
-    }
-    if (n < 0) return false;
-    n = utf8proc_normalize_utf32(buffer_.data(), n, options_);
-    if (n < 0) return false;
-    utf8proc_uint8_t encoded[4];
-    for (utf8proc_ssize_t i = 0; i < n; ++i) {
-      utf8proc_int32_t c = buffer_[static_cast<size_t>(i)];
-      if (lowercase_) {
-        if (c == 0x130) {
-          out += "i\xCC\x87";
-          continue;
-        }
-        c = utf8proc_tolower(c);
-      }
-      out.append(reinterpret_cast<const char*>(encoded),
-                 static_cast<size_t>(utf8proc_encode_char(c, encoded)));
-    }
-    return true;
+    return normalizer_.NormalizeWellFormed(line, out);
   }
 
  private:
-  utf8proc_option_t options_;
-  bool lowercase_;
-  std::vector<utf8proc_int32_t> buffer_;
+  testing::Utf8procNormalizer normalizer_;
 };
 
 template <typename Side>
@@ -170,6 +148,20 @@ void BM_NormalizeIcu(benchmark::State& state) {
 void BM_NormalizeUtf8proc(benchmark::State& state) {
   Utf8procSide utf8proc(static_cast<int>(state.range(1)));
   RunLines(state, utf8proc);
+}
+
+void BM_Normalizer(benchmark::State& state) {
+  absl::StatusOr<std::unique_ptr<Normalizer>> normalizer =
+      Normalizer::Create(ConfigOf(static_cast<int>(state.range(1))));
+  if (!normalizer.ok()) {
+    state.SkipWithError(std::string(normalizer.status().message()).c_str());
+    return;
+  }
+  struct ProductSide {
+    const Normalizer& normalizer;
+    void Run(std::string_view line, std::string& out) { normalizer.Normalize(line, out); }
+  } product{**normalizer};
+  RunLines(state, product);
 }
 
 // Both libraries once over the slice: counters "lines" and "differing"; the first differences
@@ -212,6 +204,7 @@ void CorpusFormArgs(benchmark::internal::Benchmark* b) {
 // One pass over the input per run; --benchmark_repetitions=5 gives the median of 5.
 BENCHMARK(BM_NormalizeIcu)->Apply(CorpusFormArgs)->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_NormalizeUtf8proc)->Apply(CorpusFormArgs)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Normalizer)->Apply(CorpusFormArgs)->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_NormalizeLibrariesAgree)->Apply(CorpusFormArgs)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
