@@ -79,8 +79,15 @@ TEST(FromHfJson, MalformedFilesNameTheField) {
       {with([](JsonParts& p) { p.added = R"({"id": 1})"; }), "field 'added_tokens' is not an array"},
       {with([](JsonParts& p) { p.added = R"([{"id": "x", "content": "<|end|>"}])"; }), "field 'added_tokens[0].id' is missing or not an id"},
       {with([](JsonParts& p) { p.added = R"([{"id": 257, "content": 3}])"; }), "field 'added_tokens[0].content' is missing, not a string or empty"},
-      {with([](JsonParts& p) { p.pre = "null"; }), "field 'pre_tokenizer' is null"},
-      {with([](JsonParts& p) { p.pre = R"({"type": "Whitespace"})"; }), "field 'pre_tokenizer.type' is 'Whitespace'"},
+      {with([](JsonParts& p) { p.pre = R"({"type": "Punctuation"})"; }), "field 'pre_tokenizer.type' is 'Punctuation'"},
+      {with([](JsonParts& p) { p.pre = R"({"type": "Metaspace", "prepend_scheme": "first"})"; }),
+       "field 'pre_tokenizer.prepend_scheme' is 'first'"},
+      {with([](JsonParts& p) { p.pre = R"({"type": "Digits", "individual_digits": false})"; }),
+       "field 'pre_tokenizer' is Digits without individual_digits"},
+      {with([](JsonParts& p) {
+         p.pre = R"({"type": "Sequence", "pretokenizers": [{"type": "Whitespace"}, {"type": "Metaspace"}]})";
+       }),
+       "field 'pre_tokenizer.pretokenizers[]' has a second splitting step ('Metaspace')"},
       {with([](JsonParts& p) { p.pre = R"({"type": "ByteLevel", "use_regex": "yes"})"; }), "field 'pre_tokenizer.use_regex' is not a boolean"},
   };
   for (const Case& c : cases) {

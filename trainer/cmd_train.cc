@@ -53,6 +53,7 @@ void PrintSummary(const RunOutcome& outcome, const TrainingRunOptions& options) 
                static_cast<unsigned long long>(outcome.unique_words));
   PrintCorpusNotes(outcome.invalid_utf8, outcome.nul_bytes, outcome.skipped_records,
                    outcome.first_skipped);
+  for (const std::string& note : result.notes) std::fprintf(stderr, "%s\n", note.c_str());
   std::fprintf(stderr, "trained: vocab size %zu, %zu merges, %zu special tokens; %s\n",
                model.VocabSize(), result.merge_counts.size(), model.special_tokens().size(),
                ShowFlags(result.stop_reason).c_str());
@@ -96,8 +97,9 @@ int ReportInterrupted(const RunOutcome& outcome, int sig) {
 constexpr char kOutputRequired[] = "--output is required (where to write tokenizer.json)";
 constexpr char kTrainUsage[] = "--vocab-size N --output tokenizer.json [flags] FILE...";
 constexpr char kTrainDescription[] =
-    "Trains a byte-level BPE tokenizer on the given text files (each line, with its\n"
-    "newline, is one document) and writes it as a Hugging Face tokenizer.json.\n"
+    "Trains a BPE tokenizer on the given text files (each line, with its newline, is one\n"
+    "document) and writes it as a Hugging Face tokenizer.json: byte-level (GPT-2 style), or\n"
+    "with --unit char on characters with byte fallback (SentencePiece/Llama style).\n"
     "--progress also reports the merges (bar: merges/s, ETA, the last token).\n"
     "Checkpoints (OUTPUT.ckpt by default) are written after counting, at the end, on\n"
     "Ctrl-C/SIGTERM and as often as asked; `tokenmill train --resume CKPT` continues an\n"
@@ -108,7 +110,19 @@ void RegisterTrainFlags(FlagSet& flags, TrainCommandOptions* options) {
   TrainingRunOptions& run = options->run;
   flags.AddSize("vocab-size", &run.trainer.vocab_size,
                 "total vocabulary: 256 byte tokens (with --hf-compat: the bytes that occur) + "
-                "merges + special tokens");
+                "merges + special tokens; --unit char: characters + 256 byte-fallback tokens "
+                "(or <unk>) + merges + special tokens");
+  flags.AddEnum("unit", &run.trainer.units, {{"byte", UnitKind::kByte}, {"char", UnitKind::kChar}},
+                "what tokens are made of: bytes (GPT-2 style), or characters with byte fallback "
+                "(SentencePiece/Llama style)");
+  flags.AddDouble("character-coverage", &run.trainer.character_coverage,
+                  "--unit char: the alphabet keeps the most frequent characters covering this "
+                  "share of all character occurrences, in (0, 1] (SentencePiece's rule)");
+  flags.AddSize("limit-alphabet", &run.trainer.limit_alphabet,
+                "--unit char: at most this many characters in the alphabet (0: no limit)");
+  flags.AddBool("byte-fallback", &run.trainer.byte_fallback,
+                "--unit char: characters outside the alphabet become the 256 byte tokens "
+                "<0x00>..<0xFF>; =false maps them to one <unk> token instead");
   flags.AddString("output", &run.output,
                   "where to write the tokenizer: tokenizer.json, or with --format tiktoken the "
                   ".tiktoken ranks (its JSON sidecar goes next to it) (required)");
@@ -123,7 +137,8 @@ void RegisterTrainFlags(FlagSet& flags, TrainCommandOptions* options) {
   flags.AddUint64("min-frequency", &run.trainer.min_frequency,
                   "stop when the most frequent pair occurs fewer times than this");
   flags.AddSize("max-token-length", &run.trainer.max_token_length,
-                "never form tokens longer than this many bytes (0: no limit)");
+                "never form tokens longer than this many bytes (--unit char: characters) "
+                "(0: no limit)");
   flags.AddBool("hf-compat", &run.trainer.hf_compat,
                 "Hugging Face's alphabet, ids and tie-break: the merges HF's BpeTrainer gives");
   flags.AddBool("hf-all-bytes", &run.trainer.hf_all_bytes,

@@ -8,7 +8,20 @@ namespace tokenmill::cli {
 
 void AddCorpusFlags(FlagSet& flags, CountCorpusOptions* options) {
   flags.AddChoice("preset", &options->pretokenizer.preset, PresetNames(),
-                  "pre-tokenizer: how text is split into words before merging");
+                  "pre-tokenizer: how text is split into words before merging (metaspace: "
+                  "SentencePiece's; whitespace: Hugging Face's Whitespace, which drops spaces; "
+                  "none: each line is one word)");
+  flags.AddEnum("normalize", &options->pretokenizer.normalizer.form,
+                {{"none", NormalForm::kNone}, {"nfc", NormalForm::kNfc}, {"nfkc", NormalForm::kNfkc}},
+                "Unicode normalization of the text before it is split (ICU; the tokenizer "
+                "records it and encoding applies it)");
+  flags.AddBool("lowercase", &options->pretokenizer.normalizer.lowercase,
+                "lowercase the text (after --normalize), as Hugging Face's Lowercase does");
+  flags.AddBool("split-digits", &options->pretokenizer.split_digits,
+                "after the pre-tokenizer, every digit (\\p{N}) is a word of its own (Llama, Qwen)");
+  flags.AddBool("metaspace-prefix", &options->pretokenizer.metaspace_prefix,
+                "--preset metaspace: put a \u2581 before each line that does not start with one "
+                "(SentencePiece's dummy prefix); =false for none");
   flags.AddString("pattern", &options->pretokenizer.pattern,
                   "a custom pre-tokenizer pattern instead of a preset: any PCRE2 regex (run by "
                   "PCRE2 with JIT; see 'tokenmill pretokenize --help')");

@@ -22,7 +22,7 @@ constexpr Spelling kExceptions[] = {
     {"counts_files", "counts"},
     {"inputs", ""},  // positional
     {"algorithm", ""},
-    {"units", ""},
+    {"units", "unit"},
 };
 
 // Every option a CLI command sets, by its library name.
@@ -32,6 +32,7 @@ constexpr std::string_view kOptions[] = {
     "skip_bad_records", "progress", "shard_bytes", "batch_bytes", "special_tokens_at",
     "min_frequency", "max_token_length", "hf_compat", "hf_all_bytes", "checkpoint", "checkpoint_every",
     "checkpoint_interval", "ignore_corpus_change", "inputs", "algorithm", "units",
+    "character_coverage", "limit_alphabet", "byte_fallback", "unknown_bytes",
 };
 
 }  // namespace
@@ -46,7 +47,11 @@ std::string FlagOf(std::string_view option) {
 }
 
 std::vector<std::string> OptionsOfFlag(std::string_view flag) {
-  if (flag == "pattern") return {"pretokenizer"};  // --pattern sets the custom pre-tokenizer
+  // --pattern sets the custom pre-tokenizer; the text settings are the pre-tokenizer's too.
+  if (flag == "pattern" || flag == "normalize" || flag == "lowercase" ||
+      flag == "split-digits" || flag == "metaspace-prefix") {
+    return {"pretokenizer"};
+  }
   for (std::string_view option : kOptions) {
     if (FlagOf(option) == flag) return {std::string(option)};
   }

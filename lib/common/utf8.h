@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace tokenmill {
@@ -11,5 +13,64 @@ namespace tokenmill {
 // it is not valid there. Also reports, via `maximal_subpart`, how many bytes form the invalid
 // prefix to replace (1 for a byte that cannot start a sequence).
 size_t ValidUtf8Length(std::string_view bytes, size_t* maximal_subpart);
+
+// A character decoded from UTF-8: its code point, or -1 for a byte that does not begin a
+// well-formed sequence (an overlong form, a surrogate, above U+10FFFF, cut short: len is 1).
+struct CodePoint {
+  int32_t cp;
+  uint32_t len;
+};
+
+// The character starting at s[i] (i < n).
+inline CodePoint DecodeCodePoint(const unsigned char* s, size_t n, size_t i) {
+  const unsigned b0 = s[i];
+  if (b0 < 0x80) return {static_cast<int32_t>(b0), 1};
+  constexpr CodePoint kInvalid = {-1, 1};
+  const size_t avail = n - i;
+  auto cont = [&](size_t k) { return k < avail && (s[i + k] & 0xC0) == 0x80; };
+  if (b0 < 0xC2) return kInvalid;
+  if (b0 < 0xE0) {
+    if (!cont(1)) return kInvalid;
+    return {static_cast<int32_t>(((b0 & 0x1F) << 6) | (s[i + 1] & 0x3F)), 2};
+  }
+  if (b0 < 0xF0) {
+    if (!cont(1) || !cont(2)) return kInvalid;
+    const uint32_t cp = ((b0 & 0x0F) << 12) | ((s[i + 1] & 0x3Fu) << 6) | (s[i + 2] & 0x3Fu);
+    if (cp < 0x800 || (cp >= 0xD800 && cp < 0xE000)) return kInvalid;
+    return {static_cast<int32_t>(cp), 3};
+  }
+  if (b0 < 0xF5) {
+    if (!cont(1) || !cont(2) || !cont(3)) return kInvalid;
+    const uint32_t cp = ((b0 & 0x07) << 18) | ((s[i + 1] & 0x3Fu) << 12) |
+                        ((s[i + 2] & 0x3Fu) << 6) | (s[i + 3] & 0x3Fu);
+    if (cp < 0x10000 || cp > 0x10FFFF) return kInvalid;
+    return {static_cast<int32_t>(cp), 4};
+  }
+  return kInvalid;
+}
+
+// Appends the UTF-8 form of code point `cp` (< 0x110000, not a surrogate).
+inline void AppendUtf8(uint32_t cp, std::string& out) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+inline std::string EncodeUtf8(uint32_t cp) {
+  std::string out;
+  AppendUtf8(cp, out);
+  return out;
+}
 
 }  // namespace tokenmill

@@ -45,6 +45,17 @@ absl::Status CheckCompatible(const std::string& path, const CountsFileHeader& he
             ")")),
         {"pretokenizer"});
   }
+  const std::string their_settings = DescribeTextSettings(header.pretokenizer);
+  const std::string our_settings = DescribeTextSettings(options.pretokenizer);
+  if (their_settings != our_settings) {
+    auto shown = [](const std::string& s) { return s.empty() ? std::string("none") : s; };
+    return MentioningOptions(
+        absl::InvalidArgumentError(StrCat(
+            "'", path, "' was counted with text settings '", shown(their_settings),
+            "' but this run uses '", shown(our_settings),
+            "': word counts only add up when text is normalized and split the same way")),
+        {"pretokenizer"});
+  }
   std::vector<std::string> theirs = header.special_tokens, ours = options.special_tokens;
   std::sort(theirs.begin(), theirs.end());
   std::sort(ours.begin(), ours.end());

@@ -54,9 +54,14 @@ struct ThreadState {
 
 class CorpusCounter {
  public:
-  CorpusCounter(const CountCorpusOptions& options, const PreTokenizer& pretokenizer,
+  CorpusCounter(const CountCorpusOptions& options, const TextPrep& prep,
+                const PreTokenizer& pretokenizer,
                 const SpecialTokenMatcher* specials, BatchReader& reader)
-      : options_(options), pretokenizer_(pretokenizer), specials_(specials), reader_(reader) {}
+      : options_(options),
+        prep_(prep),
+        pretokenizer_(pretokenizer),
+        specials_(specials),
+        reader_(reader) {}
 
   // Runs the pipeline on `threads` threads and merges the result into `out`.
   absl::Status Run(int threads, ProgressFormat progress_format, CorpusCounts& out);
@@ -73,6 +78,7 @@ class CorpusCounter {
   absl::Status Describe(Located problem) const;
 
   const CountCorpusOptions& options_;
+  const TextPrep& prep_;
   const PreTokenizer& pretokenizer_;
   const SpecialTokenMatcher* specials_;
   BatchReader& reader_;
@@ -183,7 +189,7 @@ std::optional<Located> CorpusCounter::CountBatch(ThreadState& state, const Batch
   std::string_view text = batch.text();
   if (text.empty()) return std::nullopt;
   auto count = [&](std::string_view document) {
-    CountDocument(document, pretokenizer_, specials_, state.cache);
+    CountDocument(document, pretokenizer_, specials_, state.cache, &prep_);
   };
   const InputFile& input = reader_.inputs()[batch.input];
   if (input.format == RecordFormat::kJsonLines) {
@@ -267,7 +273,12 @@ CutRule CutRuleFor(const InputFile& input, const CountCorpusOptions& options) {
   }
   bool spaced_special = std::any_of(options.special_tokens.begin(), options.special_tokens.end(),
                                     [](const std::string& s) { return s.find(' ') != std::string::npos; });
-  if (options.pretokenizer.preset == "custom" || spaced_special) return CutRule(CutKind::kNever);
+  // A custom pattern may cut anywhere; the metaspace prefix and no split need the whole
+  // document.
+  const std::string& preset = options.pretokenizer.preset;
+  if (preset == "custom" || preset == "metaspace" || preset == "none" || spaced_special) {
+    return CutRule(CutKind::kNever);
+  }
   return CutRule(CutKind::kBetweenWords);
 }
 
@@ -300,6 +311,7 @@ absl::StatusOr<CorpusCounts> CountCorpus(CorpusPlan plan) {
   const ProgressFormat progress = options.progress;
   TM_ASSIGN_OR_RETURN(std::unique_ptr<PreTokenizer> pretokenizer,
                       PreTokenizer::Create(options.pretokenizer));
+  TM_ASSIGN_OR_RETURN(std::unique_ptr<TextPrep> prep, TextPrep::Create(options.pretokenizer));
   std::unique_ptr<SpecialTokenMatcher> specials;
   if (!options.special_tokens.empty()) {
     TM_ASSIGN_OR_RETURN(specials, SpecialTokenMatcher::Create(options.special_tokens));
@@ -320,7 +332,7 @@ absl::StatusOr<CorpusCounts> CountCorpus(CorpusPlan plan) {
     reader_options.padding = kJsonPadding;
     reader_options.max_open_streams = static_cast<size_t>(threads);
     BatchReader reader(std::move(inputs), std::move(rules), reader_options);
-    CorpusCounter counter(options, *pretokenizer, specials.get(), reader);
+    CorpusCounter counter(options, *prep, *pretokenizer, specials.get(), reader);
     TM_RETURN_IF_ERROR(counter.Run(threads, progress, result));
   }
   for (const std::string& path : plan.counts_files) {

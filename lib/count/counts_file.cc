@@ -17,6 +17,7 @@
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "oneapi/tbb/parallel_for.h"
+#include "pretokenize/pretokenizer_config_codec.h"
 #include "pretokenize/presets.h"
 
 namespace tokenmill {
@@ -97,6 +98,8 @@ std::string EncodeHeader(const CountsFileHeader& h) {
                      t.nul_bytes, t.skipped_records}) {
     PutU64(out, v);
   }
+  // Version 2: the pre-tokenizer's settings past preset and pattern, when any is set.
+  if (!h.pretokenizer.SplitOnly()) PutString(out, EncodeTextSettings(h.pretokenizer));
   return out;
 }
 
@@ -135,6 +138,9 @@ absl::StatusOr<CountsFileHeader> DecodeHeader(const std::string& path, std::stri
   for (uint64_t* v : {&t.files, &t.documents, &t.bytes, &t.words, &t.unique_words,
                       &t.invalid_utf8, &t.nul_bytes, &t.skipped_records}) {
     *v = f.U64();
+  }
+  if (f.ok() && !f.done() && h.version >= 2) {
+    if (!DecodeTextSettings(f.String(), &h.pretokenizer)) return Corrupt(path, "malformed settings");
   }
   if (!f.ok() || !f.done()) return Corrupt(path, "malformed header");
   return h;
@@ -203,7 +209,8 @@ std::string SerializeBody(const WordCounts& words) {
 
 absl::Status WriteCountsFile(const std::string& path, CountsFileHeader header,
                              const WordCounts& words, int threads) {
-  header.version = kCountsFormatVersion;
+  // Version 1 when nothing past preset and pattern is set: older tokenmills read those.
+  header.version = header.pretokenizer.SplitOnly() ? 1 : kCountsFormatVersion;
   header.totals.words = words.total_words();
   header.totals.unique_words = words.unique_words();
   const std::string body = SerializeBody(words);
@@ -333,6 +340,9 @@ absl::Status DescribeCountsFile(const std::string& path, size_t top, std::string
   StrAppend(out, "format version:          ", h.version, " (written by ", h.tool, ")\n");
   StrAppend(out, "pre-tokenizer:           ", h.pretokenizer.preset, "\n");
   StrAppend(out, "pattern:                 ", h.pattern, "\n");
+  if (const std::string settings = DescribeTextSettings(h.pretokenizer); !settings.empty()) {
+    StrAppend(out, "text settings:           ", settings, "\n");
+  }
   std::vector<std::string> specials;
   for (const std::string& s : h.special_tokens) specials.push_back(EscapeWord(s));
   StrAppend(out, "special tokens:          ", specials.empty() ? "none" : absl::StrJoin(specials, " "), "\n");

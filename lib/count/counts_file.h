@@ -28,7 +28,7 @@
 
 namespace tokenmill {
 
-inline constexpr uint32_t kCountsFormatVersion = 1;
+inline constexpr uint32_t kCountsFormatVersion = 2;
 
 struct CountTotals {
   uint64_t files = 0;

@@ -11,6 +11,7 @@
 #include "common/strings.h"
 #include "driver/checkpointer.h"
 #include "driver/stored_options.h"
+#include "common/option_error.h"
 #include "model/tiktoken_file.h"
 
 namespace tokenmill {
@@ -44,6 +45,12 @@ TrainingRun& TrainingRun::operator=(TrainingRun&&) noexcept = default;
 TrainingRun::~TrainingRun() = default;
 
 absl::Status TrainingRun::CheckOutputs() const {
+  if (options_.format == ModelFormat::kTiktoken && options_.trainer.units != UnitKind::kByte) {
+    return OptionError(StrCat("`format` tiktoken holds byte-level tokens only; `units` ",
+                              UnitKindName(options_.trainer.units),
+                              " needs `format` hf (tokenizer.json)"),
+                       {"format", "units"});
+  }
   if (!options_.output.empty()) {
     TM_RETURN_IF_ERROR(CheckWritableOutput(options_.output));
     if (options_.format == ModelFormat::kTiktoken) {

@@ -13,26 +13,49 @@
 
 namespace tokenmill {
 
-Encoder::Encoder(std::unique_ptr<const Model> model, std::unique_ptr<PreTokenizer> pretokenizer,
+Encoder::Encoder(std::unique_ptr<const Model> model, std::unique_ptr<TextPrep> prep,
+                 std::unique_ptr<PreTokenizer> pretokenizer,
                  std::unique_ptr<SpecialTokenMatcher> specials,
                  std::unique_ptr<PieceEncoder> pieces, UnknownBytes unknown_bytes)
     : model_(std::move(model)),
       tokens_(model_->token_bytes()),
+      prep_(std::move(prep)),
       pretokenizer_(std::move(pretokenizer)),
       specials_(std::move(specials)),
       pieces_(std::move(pieces)),
-      unknown_bytes_(unknown_bytes) {
+      unknown_bytes_(unknown_bytes),
+      check_pieces_(pieces_->may_refuse()) {
   std::vector<bool> is_special(tokens_.size(), false);
   for (const SpecialToken& s : model_->special_tokens()) {
     special_ids_.push_back(s.id);
     is_special[s.id] = true;
   }
   unencodable_ = model_->units().UnencodableBytes(tokens_, is_special);
+  const PreTokenizerConfig& pre = model_->pre_tokenizer();
+  if (pre.preset == "metaspace") {
+    std::vector<bool> is_byte(tokens_.size(), false);
+    for (TokenId id : model_->byte_fallback_ids()) is_byte[id] = true;
+    decoded_.resize(tokens_.size());
+    for (size_t id = 0; id < tokens_.size(); ++id) {
+      if (is_special[id] || is_byte[id]) {
+        decoded_[id] = tokens_[id];
+        continue;
+      }
+      std::string_view t = tokens_[id];
+      for (size_t at; (at = t.find(kMetaspace)) != std::string_view::npos;) {
+        StrAppend(&decoded_[id], t.substr(0, at), " ");
+        t.remove_prefix(at + kMetaspace.size());
+      }
+      decoded_[id] += t;
+    }
+    strip_prefix_ = pre.metaspace_prefix;
+  }
 }
 
 absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Create(std::unique_ptr<const Model> model,
                                                          EncoderOptions options) {
   TM_RETURN_IF_ERROR(model->Validate());
+  TM_ASSIGN_OR_RETURN(std::unique_ptr<TextPrep> prep, TextPrep::Create(model->pre_tokenizer()));
   TM_ASSIGN_OR_RETURN(std::unique_ptr<PreTokenizer> pretokenizer,
                       PreTokenizer::Create(model->pre_tokenizer()));
   std::unique_ptr<SpecialTokenMatcher> specials;
@@ -42,7 +65,8 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Create(std::unique_ptr<const M
     TM_ASSIGN_OR_RETURN(specials, SpecialTokenMatcher::Create(std::move(contents)));
   }
   TM_ASSIGN_OR_RETURN(std::unique_ptr<PieceEncoder> pieces, model->MakePieceEncoder(options));
-  return std::unique_ptr<Encoder>(new Encoder(std::move(model), std::move(pretokenizer),
+  return std::unique_ptr<Encoder>(new Encoder(std::move(model), std::move(prep),
+                                              std::move(pretokenizer),
                                               std::move(specials), std::move(pieces),
                                               options.unknown_bytes));
 }
@@ -84,11 +108,29 @@ absl::Status Encoder::CheckEncodable(std::string_view text, size_t offset) const
   return absl::OkStatus();
 }
 
+void Encoder::EncodePrepared(std::string_view text, std::vector<TokenId>& out) const {
+  thread_local std::string prepared;
+  prep_->Prepare(text, prepared);
+  pieces_->EncodeText(prepared, *pretokenizer_, out);
+}
+
 absl::Status Encoder::EncodeWithUnknownBytes(std::string_view text, size_t offset,
                                              std::vector<TokenId>& out) const {
+  if (!prep_->identity()) {
+    // The bytes to check are those of the prepared text (normalization may make or remove
+    // them); offsets are counted in it.
+    std::string prepared;
+    prep_->Prepare(text, prepared);
+    return EncodeUnknownPrepared(prepared, offset, out);
+  }
+  return EncodeUnknownPrepared(text, offset, out);
+}
+
+absl::Status Encoder::EncodeUnknownPrepared(std::string_view text, size_t offset,
+                                            std::vector<TokenId>& out) const {
   if (unknown_bytes_ == UnknownBytes::kError) {
     TM_RETURN_IF_ERROR(CheckEncodable(text, offset));
-    EncodeOrdinary(text, out);
+    pieces_->EncodeText(text, *pretokenizer_, out);
     return absl::OkStatus();
   }
   // Dropped after pre-tokenization, from each piece: the piece's other bytes become neighbours
@@ -117,7 +159,14 @@ absl::Status Encoder::EncodeTo(std::string_view text, SpecialPolicy policy,
     if (special_index >= 0) {
       out.push_back(special_ids_[special_index]);
     } else if (unencodable_.none()) {
-      EncodeOrdinary(segment, out);
+      if (check_pieces_ && status.ok()) {
+        std::string prepared;
+        std::string_view ready = prep_->Prepared(segment, prepared);
+        status = pieces_->CheckEncodable(ready, segment.data() - text.data());
+        if (status.ok()) pieces_->EncodeText(ready, *pretokenizer_, out);
+      } else {
+        EncodeOrdinary(segment, out);
+      }
     } else if (status.ok()) {
       status = EncodeWithUnknownBytes(segment, segment.data() - text.data(), out);
     }
@@ -204,11 +253,14 @@ absl::StatusOr<std::vector<ExplainedPiece>> Encoder::Explain(std::string_view te
       p.ids.push_back(special_ids_[special_index]);
       return;
     }
-    if (unencodable_.any()) {
-      if (absl::Status s = CheckEncodable(segment, segment.data() - text.data()); !s.ok()) {
-        if (status.ok()) status = std::move(s);
-        return;
-      }
+    std::string prepared;
+    segment = prep_->Prepared(segment, prepared);
+    const size_t offset = prepared.empty() ? segment.data() - text.data() : 0;
+    absl::Status s = unencodable_.any() ? CheckEncodable(segment, offset)
+                                        : pieces_->CheckEncodable(segment, offset);
+    if (!s.ok()) {
+      if (status.ok()) status = std::move(s);
+      return;
     }
     pretokenizer_->Split(segment, [&](std::string_view piece) {
       ExplainedPiece& p = pieces.emplace_back();
@@ -221,14 +273,17 @@ absl::StatusOr<std::vector<ExplainedPiece>> Encoder::Explain(std::string_view te
 }
 
 absl::Status Encoder::DecodeTo(absl::Span<const TokenId> ids, std::string& out) const {
+  std::span<const std::string> tokens = decoded_.empty() ? tokens_ : std::span<const std::string>(decoded_);
+  const size_t start = out.size();
   for (size_t i = 0; i < ids.size(); ++i) {
     TokenId id = ids[i];
     if (id >= tokens_.size() || tokens_[id].empty()) {
       return absl::InvalidArgumentError(
           StrCat("id ", id, " (position ", i, ") is not in the vocabulary"));
     }
-    out += tokens_[id];
+    out += tokens[id];
   }
+  if (strip_prefix_ && out.size() > start && out[start] == ' ') out.erase(start, 1);
   return absl::OkStatus();
 }
 

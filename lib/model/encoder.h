@@ -1,11 +1,15 @@
 // Encoder: text -> token ids and back, for any Model; exact and fast.
 //
-// The pipeline: special tokens are cut out (per `SpecialPolicy`) -> the rest is normalized as
-// the model says (Model::normalization(): only Normalization::kNone, text as it is, so far)
+// The pipeline: special tokens are cut out (per `SpecialPolicy`) -> each stretch of the rest is
+// prepared as the model's PreTokenizerConfig says (text_prep.h: normalization, the metaspace)
 // -> the model's pre-tokenizer splits it into pieces -> the model's piece encoder
 // (Model::MakePieceEncoder, piece_encoder.h) turns them into ids.
-// Decoding concatenates the tokens' bytes. For a model read from OpenAI's .tiktoken files the
-// ids are exactly tiktoken's; Decode(Encode(x)) == x for every byte string x.
+// Decoding concatenates the tokens' bytes; for the metaspace split, each "▁" of a token that is
+// no byte-fallback token is a space, and the one space a prefix put first is dropped (Hugging
+// Face's Replace + Strip decoders). For a model read from OpenAI's .tiktoken files the ids are
+// exactly tiktoken's; Decode(Encode(x)) == x for every byte string x when the vocabulary
+// covers every byte (all 256 byte-level tokens, or byte fallback) and the text is left as it is
+// (no normalization; metaspace: no "▁" in the text and no space first).
 //
 // EncodeBatch() encodes many texts in parallel (oneTBB), results in input order. The Encoder is
 // thread-safe: any number of threads may call it at once.
@@ -24,6 +28,7 @@
 #include "model/piece_encoder.h"
 #include "pretokenize/pretokenizer.h"
 #include "pretokenize/special_tokens.h"
+#include "pretokenize/text_prep.h"
 
 namespace tokenmill {
 
@@ -67,7 +72,11 @@ class Encoder {
   // Encodes text with no special-token handling at all, appending to `out`. The text must hold
   // no unencodable byte (see unencodable_bytes()); EncodeTo checks that, this does not.
   void EncodeOrdinary(std::string_view text, std::vector<TokenId>& out) const {
-    pieces_->EncodeText(text, *pretokenizer_, out);
+    if (prep_->identity()) {
+      pieces_->EncodeText(text, *pretokenizer_, out);
+    } else {
+      EncodePrepared(text, out);
+    }
   }
   // One pre-tokenized piece (not empty, no unencodable byte), appending to `out`.
   void EncodePiece(std::string_view piece, std::vector<TokenId>& out) const {
@@ -96,13 +105,18 @@ class Encoder {
   const PieceEncoder& piece_encoder() const { return *pieces_; }
 
  private:
-  Encoder(std::unique_ptr<const Model> model, std::unique_ptr<PreTokenizer> pretokenizer,
+  Encoder(std::unique_ptr<const Model> model, std::unique_ptr<TextPrep> prep,
+          std::unique_ptr<PreTokenizer> pretokenizer,
           std::unique_ptr<SpecialTokenMatcher> specials, std::unique_ptr<PieceEncoder> pieces,
           UnknownBytes unknown_bytes);
 
+  // EncodeOrdinary for a model whose text is prepared first.
+  void EncodePrepared(std::string_view text, std::vector<TokenId>& out) const;
   // Ordinary text at `offset` in the text being encoded, for a vocabulary without some bytes.
   absl::Status EncodeWithUnknownBytes(std::string_view text, size_t offset,
                                       std::vector<TokenId>& out) const;
+  absl::Status EncodeUnknownPrepared(std::string_view text, size_t offset,
+                                     std::vector<TokenId>& out) const;
   // The first unencodable byte of `text` (at `offset` in the whole text) as an error, if any.
   absl::Status CheckEncodable(std::string_view text, size_t offset) const;
 
@@ -114,12 +128,20 @@ class Encoder {
 
   std::unique_ptr<const Model> model_;
   std::span<const std::string> tokens_;            // model_'s, for decoding
+  std::unique_ptr<TextPrep> prep_;
   std::unique_ptr<PreTokenizer> pretokenizer_;
   std::unique_ptr<SpecialTokenMatcher> specials_;  // null when the model has none
+  // Metaspace models: each token's decoded bytes ("▁" as a space), and whether a prefix space
+  // comes first.
+  std::vector<std::string> decoded_;
+  bool strip_prefix_ = false;
   std::vector<TokenId> special_ids_;               // parallel to specials_->tokens()
   std::unique_ptr<PieceEncoder> pieces_;
   std::bitset<256> unencodable_;
   UnknownBytes unknown_bytes_;
+  // The piece encoder may refuse text (PieceEncoder::CheckEncodable): character units without
+  // byte fallback or an unknown token, under UnknownBytes::kError.
+  bool check_pieces_ = false;
 };
 
 }  // namespace tokenmill

@@ -33,11 +33,12 @@ std::vector<std::string> HfJsonPieces(const Model& model) {
             "\"normalized\": false, \"special\": true}";
   }
   head += specials.empty() ? "],\n" : "\n  ],\n";
-  StrAppend(&head, "  \"normalizer\": ", HfNormalizer(model.normalization()), ",\n");
+  StrAppend(&head, "  \"normalizer\": ", HfNormalizer(model.pre_tokenizer().normalizer), ",\n");
   head += "  \"pre_tokenizer\": ";
   head += units.HfPreTokenizer(model.pre_tokenizer());
   head += ",\n  \"post_processor\": null,\n";
-  StrAppend(&head, "  \"decoder\": ", units.HfDecoder(), ",");
+  StrAppend(&head, "  \"decoder\": ",
+            units.HfDecoder(model.pre_tokenizer(), !model.byte_fallback_ids().empty()), ",");
   StrAppend(&head, "\n  \"model\": {\n    \"type\": \"", ModelTypeName(model.type()), "\",\n");
   std::vector<std::string> pieces;
   pieces.push_back(std::move(head));
@@ -49,51 +50,144 @@ std::vector<std::string> HfJsonPieces(const Model& model) {
   return pieces;
 }
 
-absl::StatusOr<PreTokenizerConfig> ParsePreTokenizer(simdjson::dom::element pre,
+// The pre-tokenizer, and the units it implies: byte-level with a ByteLevel step, else
+// characters.
+struct ParsedPreTokenizer {
+  PreTokenizerConfig config;
+  UnitKind units = UnitKind::kChar;
+};
+
+absl::StatusOr<ParsedPreTokenizer> ParsePreTokenizer(simdjson::dom::element pre,
                                                      std::string_view source) {
   auto error = [&](std::string_view field, std::string_view what) {
     return HfJsonFieldError(source, field, what);
   };
-  PreTokenizerConfig config;
-  if (pre.is_null()) return error("pre_tokenizer", "is null; tokenmill needs a byte-level pre-tokenizer");
+  ParsedPreTokenizer parsed;
+  PreTokenizerConfig& config = parsed.config;
+  if (pre.is_null()) {
+    config.preset = "none";
+    return parsed;
+  }
+  std::vector<simdjson::dom::element> steps;
   std::string_view type;
   if (pre["type"].get(type)) return error("pre_tokenizer.type", "is missing");
-  if (type == "ByteLevel") {
-    bool use_regex = true;
-    if (simdjson::dom::element e; !pre["use_regex"].get(e)) {
-      if (e.get(use_regex)) return error("pre_tokenizer.use_regex", "is not a boolean");
-    }
-    if (!use_regex) {
-      return error("pre_tokenizer", "is ByteLevel without a regex, which tokenmill does not support");
-    }
-    config.preset = "gpt2";
-    return config;
+  std::string field = "pre_tokenizer";
+  if (type == "Sequence") {
+    simdjson::dom::array parts;
+    if (pre["pretokenizers"].get(parts)) return error("pre_tokenizer.pretokenizers", "is not an array");
+    for (simdjson::dom::element part : parts) steps.push_back(part);
+    field = "pre_tokenizer.pretokenizers[]";
+  } else {
+    steps.push_back(pre);
   }
-  if (type != "Sequence") {
-    return error("pre_tokenizer.type",
-                 StrCat("is '", type, "'; tokenmill reads ByteLevel or Sequence[Split, ByteLevel]"));
-  }
-  simdjson::dom::array parts;
-  if (pre["pretokenizers"].get(parts)) return error("pre_tokenizer.pretokenizers", "is not an array");
-  std::string_view pattern;
-  for (simdjson::dom::element part : parts) {
-    std::string_view part_type;
-    if (part["type"].get(part_type)) return error("pre_tokenizer.pretokenizers[].type", "is missing");
-    if (part_type == "Split") {
-      if (part["pattern"]["Regex"].get(pattern)) {
-        return error("pre_tokenizer.pretokenizers[].pattern.Regex", "is missing");
+  std::string split;  // the one splitting step's kind
+  for (simdjson::dom::element step : steps) {
+    std::string_view step_type;
+    if (step["type"].get(step_type)) return error(field + ".type", "is missing");
+    if (step_type == "ByteLevel") {
+      bool use_regex = true;
+      if (simdjson::dom::element e; !step["use_regex"].get(e)) {
+        if (e.get(use_regex)) return error(field + ".use_regex", "is not a boolean");
       }
-    } else if (part_type != "ByteLevel") {
-      return error("pre_tokenizer.pretokenizers[].type", StrCat("is '", part_type, "', not supported"));
+      parsed.units = UnitKind::kByte;
+      if (!use_regex) continue;
+      if (!split.empty()) return error(field, "splits twice (ByteLevel with its regex after a split)");
+      split = "gpt2";
+      config.preset = "gpt2";
+    } else if (step_type == "Digits") {
+      bool individual = false;
+      if (simdjson::dom::element e; !step["individual_digits"].get(e)) {
+        if (e.get(individual)) return error(field + ".individual_digits", "is not a boolean");
+      }
+      if (!individual) {
+        return error(field, "is Digits without individual_digits, which tokenmill does not read");
+      }
+      config.split_digits = true;
+    } else if (!split.empty()) {
+      return error(field, StrCat("has a second splitting step ('", step_type,
+                                 "'); tokenmill reads one split, then Digits and ByteLevel"));
+    } else if (step_type == "Split") {
+      std::string_view pattern, behavior = "Isolated";
+      if (step["pattern"]["Regex"].get(pattern)) {
+        return error(field + ".pattern.Regex", "is missing (tokenmill reads regex splits)");
+      }
+      if (simdjson::dom::element e; !step["behavior"].get(e) && e.get(behavior)) {
+        return error(field + ".behavior", "is not a string");
+      }
+      if (behavior != "Isolated") {
+        return error(field + ".behavior", StrCat("is '", behavior, "'; tokenmill reads Isolated"));
+      }
+      split = "split";
+      config.preset = "custom";
+      config.pattern = std::string(pattern);
+      for (const PreTokenizerPreset& p : kPreTokenizerPresets) {
+        if (p.pattern == pattern) {
+          config.preset = std::string(p.name);
+          config.pattern.clear();
+        }
+      }
+    } else if (step_type == "Metaspace") {
+      std::string_view replacement = "\u2581", scheme = "always";
+      if (simdjson::dom::element e; !step["replacement"].get(e) && e.get(replacement)) {
+        return error(field + ".replacement", "is not a string");
+      }
+      if (replacement != "\u2581") {
+        return error(field + ".replacement", StrCat("is '", replacement, "'; tokenmill reads '\u2581'"));
+      }
+      if (simdjson::dom::element e; !step["prepend_scheme"].get(e) && e.get(scheme)) {
+        return error(field + ".prepend_scheme", "is not a string");
+      }
+      if (scheme != "always" && scheme != "never") {
+        return error(field + ".prepend_scheme",
+                     StrCat("is '", scheme, "'; tokenmill reads 'always' and 'never'"));
+      }
+      bool split_pieces = true;
+      if (simdjson::dom::element e; !step["split"].get(e) && e.get(split_pieces)) {
+        return error(field + ".split", "is not a boolean");
+      }
+      if (!split_pieces) return error(field + ".split", "is false; tokenmill reads split Metaspace");
+      split = "metaspace";
+      config.preset = "metaspace";
+      config.metaspace_prefix = scheme == "always";
+    } else if (step_type == "Whitespace") {
+      split = "whitespace";
+      config.preset = "whitespace";
+    } else {
+      return error(field + ".type", StrCat("is '", step_type, "', which tokenmill does not read"));
     }
   }
-  if (pattern.empty()) return error("pre_tokenizer", "has no Split regex");
-  config.preset = "custom";
-  config.pattern = std::string(pattern);
-  for (const PreTokenizerPreset& p : kPreTokenizerPresets) {
-    if (p.pattern == pattern) {
-      config.preset = std::string(p.name);
-      config.pattern.clear();
+  if (split.empty()) config.preset = "none";
+  return parsed;
+}
+
+// The normalizer: null, NFC, NFKC, Lowercase, or a Sequence of a form and Lowercase.
+absl::StatusOr<NormalizerConfig> ParseNormalizer(simdjson::dom::element root,
+                                                 std::string_view source) {
+  NormalizerConfig config;
+  simdjson::dom::element normalizer;
+  if (root["normalizer"].get(normalizer) || normalizer.is_null()) return config;
+  std::vector<simdjson::dom::element> steps;
+  std::string_view type;
+  if (normalizer["type"].get(type)) return HfJsonFieldError(source, "normalizer.type", "is missing");
+  if (type == "Sequence") {
+    simdjson::dom::array parts;
+    if (normalizer["normalizers"].get(parts)) {
+      return HfJsonFieldError(source, "normalizer.normalizers", "is not an array");
+    }
+    for (simdjson::dom::element part : parts) steps.push_back(part);
+  } else {
+    steps.push_back(normalizer);
+  }
+  for (simdjson::dom::element step : steps) {
+    if (step["type"].get(type)) return HfJsonFieldError(source, "normalizer.type", "is missing");
+    if ((type == "NFC" || type == "NFKC") && config.form == NormalForm::kNone && !config.lowercase) {
+      config.form = type == "NFC" ? NormalForm::kNfc : NormalForm::kNfkc;
+    } else if (type == "Lowercase" && !config.lowercase) {
+      config.lowercase = true;
+    } else {
+      return HfJsonFieldError(
+          source, "normalizer",
+          StrCat("has '", type, "' where tokenmill reads NFC or NFKC, then Lowercase"));
     }
   }
   return config;
@@ -159,7 +253,10 @@ absl::StatusOr<std::unique_ptr<Model>> FromHfJson(std::string_view json, std::st
   TM_RETURN_IF_ERROR(ParseBpeModelFlags(model_json, source, *model));
   simdjson::dom::element pre;
   if (root["pre_tokenizer"].get(pre)) return HfJsonFieldError(source, "pre_tokenizer", "is missing");
-  TM_ASSIGN_OR_RETURN(model->pretokenizer, ParsePreTokenizer(pre, source));
+  TM_ASSIGN_OR_RETURN(ParsedPreTokenizer parsed, ParsePreTokenizer(pre, source));
+  model->pretokenizer = std::move(parsed.config);
+  model->unit_kind = parsed.units;
+  TM_ASSIGN_OR_RETURN(model->pretokenizer.normalizer, ParseNormalizer(root, source));
   absl::flat_hash_map<TokenId, std::string> added;
   TM_RETURN_IF_ERROR(ParseAddedTokens(root, source, added, model->specials));
   TM_RETURN_IF_ERROR(ParseBpeModelJson(model_json, added, source, *model));

@@ -11,11 +11,14 @@ std::string_view ModelTypeName(ModelType type) {
   return "?";
 }
 
-std::string_view HfNormalizer(Normalization normalization) {
-  switch (normalization) {
-    case Normalization::kNone: return "null";
-  }
-  return "null";
+std::string HfNormalizer(const NormalizerConfig& config) {
+  std::vector<std::string> parts;
+  if (config.form == NormalForm::kNfc) parts.push_back(R"({"type":"NFC"})");
+  if (config.form == NormalForm::kNfkc) parts.push_back(R"({"type":"NFKC"})");
+  if (config.lowercase) parts.push_back(R"({"type":"Lowercase"})");
+  if (parts.empty()) return "null";
+  if (parts.size() == 1) return parts[0];
+  return StrCat(R"({"type":"Sequence","normalizers":[)", parts[0], ",", parts[1], "]}");
 }
 
 size_t Model::VocabSize() const {
@@ -30,6 +33,7 @@ StringMap<TokenId> Model::TokenIndex() const {
   index.reserve(tokens.size());
   absl::flat_hash_set<TokenId> special_ids;
   for (const SpecialToken& s : special_tokens()) special_ids.insert(s.id);
+  for (TokenId id : byte_fallback_ids()) special_ids.insert(id);
   for (TokenId id = 0; id < tokens.size(); ++id) {
     if (tokens[id].empty() || special_ids.contains(id)) continue;
     index.emplace(tokens[id], id);

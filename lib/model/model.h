@@ -34,15 +34,8 @@ enum class ModelType : uint8_t {
 // As tokenizer.json's "model.type" spells it ("BPE").
 std::string_view ModelTypeName(ModelType type);
 
-// How text is normalized before pre-tokenization, numbered for checkpoints: a number is never
-// reused. Only kNone (text as it is) so far: NFC/NFKC and lowercasing come with character-level
-// BPE, and the encoder pipeline applies them between cutting out special tokens and
-// pre-tokenizing (encoder.h).
-enum class Normalization : uint8_t {
-  kNone = 0,
-};
-// tokenizer.json's "normalizer" value for it ("null" for kNone).
-std::string_view HfNormalizer(Normalization normalization);
+// tokenizer.json's "normalizer" value for `config` ("null" for the identity).
+std::string HfNormalizer(const NormalizerConfig& config);
 
 class PieceEncoder;
 struct EncoderOptions;
@@ -57,8 +50,10 @@ class Model {
   // The special tokens (literal strings never split or merged) with their ids.
   virtual std::span<const SpecialToken> special_tokens() const = 0;
   // How text is normalized, then split into pieces, before the model sees it.
-  virtual Normalization normalization() const = 0;
   virtual const PreTokenizerConfig& pre_tokenizer() const = 0;
+  // The ids of the byte-fallback tokens of bytes 0..255 (character units, units.h), or none.
+  // They are no regular tokens for TokenIndex(): their bytes may be a character token's too.
+  virtual std::span<const TokenId> byte_fallback_ids() const { return {}; }
   // What the model's tokens are made of (bytes, ...): see units.h.
   virtual const Units& units() const = 0;
   // Checks the model's own contract (ids in range, no two tokens with the same bytes, ...).

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "model/model.h"
 #include "pretokenize/pretokenizer.h"
 
@@ -52,7 +53,7 @@ struct MergeStep {
 
 // How one pre-tokenized piece was encoded (Encoder::Explain).
 struct ExplainedPiece {
-  std::string_view text;          // the piece (a view into the explained text)
+  std::string text;               // the piece (of the text as prepared: text_prep.h)
   int special_index = -1;         // >= 0: the piece is this special token (Model::special_tokens)
   bool whole_token = false;       // encoded directly as one token
   std::vector<TokenId> initial;   // the piece's initial symbols (its bytes' tokens)
@@ -71,6 +72,13 @@ class PieceEncoder {
   virtual void EncodePiece(std::string_view piece, std::vector<TokenId>& out) const = 0;
   // Fills out.initial, whole_token, merges and ids for the piece out.text (not empty).
   virtual void ExplainPiece(ExplainedPiece& out) const = 0;
+  // Whether ordinary text `text` (at `offset` in the text being encoded) can be encoded: an
+  // error naming what cannot (a character no token covers, where the vocabulary has neither
+  // byte fallback nor an unknown token). Byte-level vocabularies answer through
+  // Units::UnencodableBytes instead.
+  virtual absl::Status CheckEncodable(std::string_view, size_t) const { return absl::OkStatus(); }
+  // Whether CheckEncodable can fail (else the encoder skips it).
+  virtual bool may_refuse() const { return false; }
 };
 
 }  // namespace tokenmill

@@ -2,13 +2,49 @@
 
 #include <algorithm>
 
+#include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_format.h"
 #include "common/byte_level.h"
+#include "common/utf8.h"
 #include "common/strings.h"
 #include "model/json_writer.h"
 #include "pretokenize/presets.h"
 
 namespace tokenmill {
 namespace {
+
+std::string HfSequence(std::string_view field, const std::vector<std::string>& parts) {
+  std::string out = StrCat(R"({"type":"Sequence",")", field, R"(":[)");
+  for (size_t i = 0; i < parts.size(); ++i) StrAppend(&out, i ? "," : "", parts[i]);
+  out += "]}";
+  return out;
+}
+
+std::string HfMetaspace(const PreTokenizerConfig& config) {
+  return StrCat(R"({"type":"Metaspace","replacement":"▁","prepend_scheme":")",
+                config.metaspace_prefix ? "always" : "never", R"(","split":true})");
+}
+
+// The pre-tokenizers that split as `config` does (before any ByteLevel), in order.
+std::vector<std::string> HfSplitParts(const PreTokenizerConfig& config) {
+  std::vector<std::string> parts;
+  if (config.preset == "metaspace") {
+    parts.push_back(HfMetaspace(config));
+  } else if (config.preset == "whitespace") {
+    parts.push_back(R"({"type":"Whitespace"})");
+  } else if (config.preset != "none") {
+    std::string split = R"({"type":"Split","pattern":{"Regex":)";
+    AppendJsonString(EffectivePattern(config), split);
+    split += R"(},"behavior":"Isolated","invert":false})";
+    parts.push_back(std::move(split));
+  }
+  if (config.split_digits) parts.push_back(R"({"type":"Digits","individual_digits":true})");
+  return parts;
+}
 
 class ByteSplitter : public SymbolSplitter {
  public:
@@ -18,6 +54,8 @@ class ByteSplitter : public SymbolSplitter {
       id_[static_cast<unsigned char>(alphabet[i][0])] = first_id + static_cast<uint32_t>(i);
     }
   }
+  // (A byte the alphabet lacks would be a word the trainer never sees: hf_compat alphabets
+  // hold every byte that occurs.)
   size_t Split(std::string_view word, uint32_t* out) const override {
     for (unsigned char c : word) *out++ = id_[c];
     return word.size();
@@ -31,8 +69,8 @@ class ByteUnits : public Units {
  public:
   UnitKind kind() const override { return UnitKind::kByte; }
 
-  std::vector<std::string> Alphabet(std::span<const std::pair<std::string_view, uint64_t>> words,
-                                    const AlphabetOptions& options) const override {
+  Alphabet MakeAlphabet(std::span<const std::pair<std::string_view, uint64_t>> words,
+                        const AlphabetOptions& options) const override {
     std::vector<int> bytes;
     if (options.hf_compat) {
       bool seen[256] = {};
@@ -47,15 +85,15 @@ class ByteUnits : public Units {
     } else {
       for (int b = 0; b < 256; ++b) bytes.push_back(b);
     }
-    std::vector<std::string> alphabet;
-    alphabet.reserve(bytes.size());
-    for (int b : bytes) alphabet.emplace_back(1, static_cast<char>(b));
+    Alphabet alphabet;
+    alphabet.symbols.reserve(bytes.size());
+    for (int b : bytes) alphabet.symbols.emplace_back(1, static_cast<char>(b));
     return alphabet;
   }
 
-  std::unique_ptr<SymbolSplitter> Splitter(std::span<const std::string> alphabet,
+  std::unique_ptr<SymbolSplitter> Splitter(const Alphabet& alphabet,
                                            uint32_t first_id) const override {
-    return std::make_unique<ByteSplitter>(alphabet, first_id);
+    return std::make_unique<ByteSplitter>(alphabet.symbols, first_id);
   }
 
   std::string Join(std::string_view left, std::string_view right) const override {
@@ -74,19 +112,199 @@ class ByteUnits : public Units {
   }
 
   std::string HfPreTokenizer(const PreTokenizerConfig& config) const override {
-    if (config.preset == "gpt2") {
+    if (config.preset == "gpt2" && !config.split_digits) {
       return R"({"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":true})";
     }
-    std::string out = R"({"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":)";
-    AppendJsonString(EffectivePattern(config), out);
-    out += R"(},"behavior":"Isolated","invert":false},)";
-    out += R"({"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":false}]})";
-    return out;
+    std::vector<std::string> parts = HfSplitParts(config);
+    parts.push_back(
+        R"({"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":false})");
+    return HfSequence("pretokenizers", parts);
   }
-  std::string_view HfDecoder() const override {
-    return R"({"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true,"use_regex":true})";
+  std::string HfDecoder(const PreTokenizerConfig& config, bool) const override {
+    std::string byte_level =
+        R"({"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true,"use_regex":true})";
+    if (config.preset != "metaspace") return byte_level;
+    return HfSequence("decoders", {byte_level, HfMetaspace(config)});
   }
-  bool byte_fallback() const override { return false; }
+};
+
+class CharSplitter : public SymbolSplitter {
+ public:
+  CharSplitter(const Alphabet& alphabet, uint32_t first_id) {
+    uint32_t max_cp = 0;
+    std::vector<std::pair<uint32_t, uint32_t>> chars;
+    for (size_t i = alphabet.first_char(); i < alphabet.symbols.size(); ++i) {
+      const uint32_t cp = DecodeOne(alphabet.symbols[i]);
+      chars.emplace_back(cp, first_id + static_cast<uint32_t>(i));
+      max_cp = std::max(max_cp, cp);
+    }
+    id_.assign(chars.empty() ? 0 : size_t{max_cp} + 1, kNone);
+    for (const auto& [cp, id] : chars) id_[cp] = id;
+    if (alphabet.unknown) unknown_ = first_id;
+    if (alphabet.byte_fallback) bytes_ = first_id + (alphabet.unknown ? 1 : 0);
+  }
+
+  size_t Split(std::string_view word, uint32_t* out) const override {
+    const auto* s = reinterpret_cast<const unsigned char*>(word.data());
+    const size_t n = word.size();
+    uint32_t* start = out;
+    for (size_t i = 0; i < n;) {
+      const CodePoint c = DecodeCodePoint(s, n, i);
+      if (c.cp >= 0 && static_cast<size_t>(c.cp) < id_.size() && id_[c.cp] != kNone) {
+        *out++ = id_[c.cp];
+      } else if (bytes_ != kNone) {
+        for (size_t k = 0; k < c.len; ++k) *out++ = bytes_ + s[i + k];
+      } else if (unknown_ != kNone) {
+        *out++ = unknown_;
+      }
+      i += c.len;
+    }
+    return static_cast<size_t>(out - start);
+  }
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  static uint32_t DecodeOne(std::string_view ch) {
+    return static_cast<uint32_t>(
+        DecodeCodePoint(reinterpret_cast<const unsigned char*>(ch.data()), ch.size(), 0).cp);
+  }
+  std::vector<uint32_t> id_;  // by code point
+  uint32_t unknown_ = kNone;
+  uint32_t bytes_ = kNone;  // the fallback token of byte 0
+};
+
+class CharUnits : public Units {
+ public:
+  UnitKind kind() const override { return UnitKind::kChar; }
+
+  Alphabet MakeAlphabet(std::span<const std::pair<std::string_view, uint64_t>> words,
+                        const AlphabetOptions& options) const override {
+    CharCounts counts = CountChars(words);
+    Alphabet alphabet;
+    alphabet.invalid_bytes = counts.invalid_bytes;
+    alphabet.distinct_chars = counts.chars.size();
+    for (const auto& [cp, count] : counts.chars) alphabet.char_occurrences += count;
+    // By count, then code point.
+    std::sort(counts.chars.begin(), counts.chars.end(), [](const auto& a, const auto& b) {
+      return a.second != b.second ? a.second > b.second : a.first < b.first;
+    });
+    size_t keep = counts.chars.size();
+    if (!options.hf_compat && options.character_coverage < 1.0) {
+      // SentencePiece: a character is added while the share covered before it is below the
+      // coverage.
+      uint64_t covered = 0;
+      keep = 0;
+      for (const auto& [cp, count] : counts.chars) {
+        if (static_cast<double>(covered) >=
+            options.character_coverage * static_cast<double>(alphabet.char_occurrences)) {
+          break;
+        }
+        covered += count;
+        ++keep;
+      }
+    }
+    if (options.limit_alphabet > 0) keep = std::min(keep, options.limit_alphabet);
+    for (size_t i = keep; i < counts.chars.size(); ++i) {
+      alphabet.uncovered_occurrences += counts.chars[i].second;
+    }
+    counts.chars.resize(keep);
+    std::sort(counts.chars.begin(), counts.chars.end());  // by code point (Hugging Face's order)
+    alphabet.unknown = options.unknown_token;
+    alphabet.byte_fallback = options.byte_fallback;
+    if (alphabet.unknown) alphabet.symbols.emplace_back(kUnknownToken);
+    if (alphabet.byte_fallback) {
+      for (int b = 0; b < 256; ++b) alphabet.symbols.emplace_back(1, static_cast<char>(b));
+    }
+    for (const auto& [cp, count] : counts.chars) alphabet.symbols.push_back(EncodeUtf8(cp));
+    return alphabet;
+  }
+
+  std::unique_ptr<SymbolSplitter> Splitter(const Alphabet& alphabet,
+                                           uint32_t first_id) const override {
+    return std::make_unique<CharSplitter>(alphabet, first_id);
+  }
+
+  std::string Join(std::string_view left, std::string_view right) const override {
+    return StrCat(left, right);
+  }
+  size_t Length(std::string_view token) const override {
+    const auto* s = reinterpret_cast<const unsigned char*>(token.data());
+    size_t chars = 0;
+    for (size_t i = 0; i < token.size(); ++chars) i += DecodeCodePoint(s, token.size(), i).len;
+    return chars;
+  }
+
+  std::bitset<256> UnencodableBytes(std::span<const std::string>,
+                                    const std::vector<bool>&) const override {
+    return {};  // the piece encoder maps what it has no token for (char_bpe_encoder.h)
+  }
+
+  std::string TokenToText(std::string_view bytes) const override { return std::string(bytes); }
+  absl::StatusOr<std::string> TextToToken(std::string_view text) const override {
+    return std::string(text);
+  }
+
+  std::string HfPreTokenizer(const PreTokenizerConfig& config) const override {
+    std::vector<std::string> parts = HfSplitParts(config);
+    if (parts.empty()) return "null";
+    if (parts.size() == 1) return parts[0];
+    return HfSequence("pretokenizers", parts);
+  }
+  std::string HfDecoder(const PreTokenizerConfig& config, bool byte_fallback) const override {
+    std::vector<std::string> parts;
+    if (byte_fallback) parts.push_back(R"({"type":"ByteFallback"})");
+    parts.push_back(R"({"type":"Fuse"})");
+    if (config.preset == "metaspace") parts.push_back(HfMetaspace(config));
+    return HfSequence("decoders", parts);
+  }
+
+ private:
+  struct CharCounts {
+    std::vector<std::pair<uint32_t, uint64_t>> chars;  // code point, occurrences
+    uint64_t invalid_bytes = 0;
+  };
+  static CharCounts CountChars(std::span<const std::pair<std::string_view, uint64_t>> words) {
+    struct Local {
+      absl::flat_hash_map<uint32_t, uint64_t> chars;
+      uint64_t ascii[128] = {};
+      uint64_t invalid = 0;
+    };
+    tbb::enumerable_thread_specific<Local> locals;
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, words.size(), 4096),
+                      [&](const tbb::blocked_range<size_t>& range) {
+      Local& local = locals.local();
+      for (size_t w = range.begin(); w < range.end(); ++w) {
+        const auto [word, count] = words[w];
+        const auto* s = reinterpret_cast<const unsigned char*>(word.data());
+        for (size_t i = 0; i < word.size();) {
+          if (s[i] < 0x80) {
+            local.ascii[s[i++]] += count;
+            continue;
+          }
+          const CodePoint c = DecodeCodePoint(s, word.size(), i);
+          if (c.cp < 0) {
+            local.invalid += count;
+          } else {
+            local.chars[static_cast<uint32_t>(c.cp)] += count;
+          }
+          i += c.len;
+        }
+      }
+    });
+    absl::flat_hash_map<uint32_t, uint64_t> all;
+    CharCounts counts;
+    uint64_t ascii[128] = {};
+    for (const Local& local : locals) {
+      for (const auto& [cp, count] : local.chars) all[cp] += count;
+      for (int b = 0; b < 128; ++b) ascii[b] += local.ascii[b];
+      counts.invalid_bytes += local.invalid;
+    }
+    for (uint32_t b = 0; b < 128; ++b) {
+      if (ascii[b] > 0) counts.chars.emplace_back(b, ascii[b]);
+    }
+    for (const auto& [cp, count] : all) counts.chars.emplace_back(cp, count);
+    return counts;
+  }
 };
 
 }  // namespace
@@ -106,16 +324,37 @@ std::bitset<256> BytesWithoutToken(std::span<const std::string> tokens,
 std::string_view UnitKindName(UnitKind kind) {
   switch (kind) {
     case UnitKind::kByte: return "byte";
+    case UnitKind::kChar: return "char";
   }
   return "?";
 }
 
 const Units& UnitsOf(UnitKind kind) {
   static const ByteUnits byte_units;
+  static const CharUnits char_units;
   switch (kind) {
     case UnitKind::kByte: return byte_units;
+    case UnitKind::kChar: return char_units;
   }
   return byte_units;
+}
+
+std::string ByteFallbackName(unsigned char byte) { return absl::StrFormat("<0x%02X>", byte); }
+
+int ParseByteFallbackName(std::string_view name) {
+  if (name.size() != 6 || !name.starts_with("<0x") || name[5] != '>') return -1;
+  int value = 0;
+  for (char c : name.substr(3, 2)) {
+    value <<= 4;
+    if (c >= '0' && c <= '9') {
+      value |= c - '0';
+    } else if (c >= 'A' && c <= 'F') {
+      value |= c - 'A' + 10;
+    } else {
+      return -1;
+    }
+  }
+  return value;
 }
 
 }  // namespace tokenmill

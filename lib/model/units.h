@@ -6,11 +6,13 @@
 // Byte-level units (GPT-2 style, the first kind): the alphabet is the 256 byte values, every
 // word is its bytes, tokens join by concatenation, length is in bytes, and tokenizer.json writes
 // token bytes through GPT-2's byte-to-character map (ByteLevel pre-tokenizer and decoder).
-// Later kinds fit the same interface without the trainer's merge loop, pair index, queue or
-// deltas knowing of them (lib/README.md): characters with byte fallback (the alphabet is the
-// frequent characters plus 256 <0xNN> tokens that never merge: Length() of such a token
-// exceeds any limit), and a continuing-subword prefix (a word's later symbols carry "##", and
-// Join drops the right token's prefix).
+// Character units (SentencePiece/Llama style): the alphabet is the corpus's characters (all, or
+// those covering a share of the occurrences, or the most frequent), plus either 256 byte-fallback
+// tokens <0x00>..<0xFF> (each stored as its one byte, so that decoding is concatenation) that
+// never merge (Length() is kNeverMerges), or one unknown token "<unk>" (a special token).
+// A character outside the alphabet, and each byte that is not well-formed UTF-8, becomes its
+// bytes' fallback tokens (or <unk>); tokens join by concatenation and length is in characters.
+// The trainer's merge loop, pair index, queue and deltas know nothing of this (lib/README.md).
 #pragma once
 
 #include <bitset>
@@ -30,8 +32,9 @@ namespace tokenmill {
 // Unit kinds, numbered for checkpoints: a number is never reused.
 enum class UnitKind : uint8_t {
   kByte = 1,
+  kChar = 2,
 };
-// "byte".
+// "byte", "char".
 std::string_view UnitKindName(UnitKind kind);
 
 // How training picks the alphabet.
@@ -42,6 +45,38 @@ struct AlphabetOptions {
   // With hf_compat: every symbol of the units, seen or not (byte level: all 256, still in
   // Hugging Face's order), as Hugging Face's `initial_alphabet` adds them.
   bool every_symbol = false;
+  // Characters: keep the most frequent characters until they cover this share of all character
+  // occurrences (SentencePiece's character_coverage: in order of count, then code point, each
+  // added while the share so far is below it); 1 keeps all.
+  double character_coverage = 1.0;
+  // Characters: keep at most this many (the most frequent; ties by smaller code point); 0: all.
+  size_t limit_alphabet = 0;
+  // Characters: left-out characters become byte-fallback tokens (else the unknown token; with
+  // hf_compat and neither, they are dropped from the words, as Hugging Face's trainer does).
+  bool byte_fallback = true;
+  bool unknown_token = false;
+};
+
+// The length of a token that never merges (byte-fallback tokens): more than any two others.
+inline constexpr uint32_t kNeverMerges = UINT32_MAX;
+// The unknown token of character units without byte fallback.
+inline constexpr std::string_view kUnknownToken = "<unk>";
+
+// A training alphabet: the initial tokens, in id order.
+struct Alphabet {
+  std::vector<std::string> symbols;  // the tokens' bytes
+  // symbols[0] is kUnknownToken, a special token (character units without byte fallback).
+  bool unknown = false;
+  // symbols[unknown, unknown + 256) are the byte-fallback tokens of bytes 0..255 (one byte each).
+  bool byte_fallback = false;
+  // Character units: occurrences of characters in the words (by count), of the characters the
+  // alphabet leaves out, and of bytes that are no well-formed UTF-8; distinct characters seen.
+  uint64_t char_occurrences = 0;
+  uint64_t uncovered_occurrences = 0;
+  uint64_t invalid_bytes = 0;
+  size_t distinct_chars = 0;
+  // The index in `symbols` of the first character (after <unk> and byte tokens).
+  size_t first_char() const { return (unknown ? 1 : 0) + (byte_fallback ? 256 : 0); }
 };
 
 // Words to the ids of their initial symbols, for one alphabet.
@@ -58,17 +93,16 @@ class Units {
   virtual ~Units() = default;
   virtual UnitKind kind() const = 0;
 
-  // Training. The alphabet `words` (distinct words with counts) need, as the initial tokens'
-  // bytes in id order.
-  virtual std::vector<std::string> Alphabet(
-      std::span<const std::pair<std::string_view, uint64_t>> words,
-      const AlphabetOptions& options) const = 0;
-  // Splits words into `alphabet` (as Alphabet() gave it), whose first token has id `first_id`.
-  virtual std::unique_ptr<SymbolSplitter> Splitter(std::span<const std::string> alphabet,
+  // Training. The alphabet `words` (distinct words with counts) need.
+  virtual Alphabet MakeAlphabet(std::span<const std::pair<std::string_view, uint64_t>> words,
+                                const AlphabetOptions& options) const = 0;
+  // Splits words into `alphabet` (as MakeAlphabet() gave it), whose first token has id
+  // `first_id`. Symbols the alphabet has no token for are dropped.
+  virtual std::unique_ptr<SymbolSplitter> Splitter(const Alphabet& alphabet,
                                                    uint32_t first_id) const = 0;
   // The bytes of the token that `left` followed by `right` forms.
   virtual std::string Join(std::string_view left, std::string_view right) const = 0;
-  // A token's length as a max_token_length limit counts it.
+  // A token's length as a max_token_length limit counts it (bytes, characters).
   virtual size_t Length(std::string_view token) const = 0;
 
   // Encoding. The byte values that the regular tokens `tokens` (special ones excluded:
@@ -82,12 +116,16 @@ class Units {
   // say what is wrong, without the field).
   virtual std::string TokenToText(std::string_view bytes) const = 0;
   virtual absl::StatusOr<std::string> TextToToken(std::string_view text) const = 0;
-  // The "pre_tokenizer" object that splits as `config` does, and the "decoder" object.
+  // The "pre_tokenizer" object that splits as `config` does, and the "decoder" object of a
+  // model with these units and that pre-tokenizer (`byte_fallback`: it has <0xNN> tokens).
   virtual std::string HfPreTokenizer(const PreTokenizerConfig& config) const = 0;
-  virtual std::string_view HfDecoder() const = 0;
-  // The BPE model's "byte_fallback" flag.
-  virtual bool byte_fallback() const = 0;
+  virtual std::string HfDecoder(const PreTokenizerConfig& config, bool byte_fallback) const = 0;
 };
+
+// "<0x41>": how tokenizer.json and SentencePiece name the byte-fallback token of a byte.
+std::string ByteFallbackName(unsigned char byte);
+// The byte `name` is the fallback token of, or -1.
+int ParseByteFallbackName(std::string_view name);
 
 // Byte level: the byte values that no regular token of `tokens` is (a token of that one byte
 // whose id is not marked in `is_special`; ids past its end are regular).

@@ -37,9 +37,23 @@ inline constexpr PreTokenizerPreset kPreTokenizerPresets[] = {
     {"qwen2", kQwen2Pattern, "Qwen2: cl100k with single digits"},
 };
 
-// The presets' names in list order, for flags, help texts and errors.
+// The splits that are no OpenAI pattern (split_modes.h), usable wherever a preset is.
+inline constexpr PreTokenizerPreset kSplitModes[] = {
+    {"metaspace", "", "SentencePiece: spaces become \u2581, which starts each piece"},
+    {"whitespace", R"(\w+|[^\w\s]+)",
+     "Hugging Face's Whitespace: word runs and other runs, whitespace dropped"},
+    {"none", "", "no split: each text (a line) is one piece"},
+};
+inline bool IsSplitMode(std::string_view name) {
+  for (const PreTokenizerPreset& p : kSplitModes) {
+    if (p.name == name) return true;
+  }
+  return false;
+}
+
+// The presets' names in list order, then the split modes', for flags, help texts and errors.
 std::vector<std::string> PresetNames();
-// The same joined with ", " (e.g. "gpt2, cl100k, o200k, qwen2").
+// The same joined with ", " (e.g. "gpt2, cl100k, o200k, qwen2, metaspace, whitespace, none").
 std::string PresetNameList();
 
 // The pattern of preset `name`, or an empty view if there is no such preset.

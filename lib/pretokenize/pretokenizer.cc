@@ -7,6 +7,7 @@
 #include "pretokenize/custom_pattern.h"
 #include "pretokenize/preset_scanners.h"
 #include "pretokenize/presets.h"
+#include "pretokenize/split_modes.h"
 
 namespace tokenmill {
 namespace {
@@ -19,10 +20,10 @@ std::unique_ptr<PreTokenizer> MakePresetScanner(std::string_view preset) {
   return nullptr;
 }
 
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<PreTokenizer>> PreTokenizer::Create(
-    const PreTokenizerConfig& config) {
+absl::StatusOr<std::unique_ptr<PreTokenizer>> CreateSplit(const PreTokenizerConfig& config) {
+  if (config.preset == "metaspace") return MakeMetaspaceSplitter();
+  if (config.preset == "whitespace") return MakeWhitespaceSplitter();
+  if (config.preset == "none") return MakeNoSplitter();
   if (config.preset == "custom") {
     if (config.pattern.empty()) return absl::InvalidArgumentError("the custom pattern is empty");
     for (const PreTokenizerPreset& preset : kPreTokenizerPresets) {
@@ -33,6 +34,15 @@ absl::StatusOr<std::unique_ptr<PreTokenizer>> PreTokenizer::Create(
   if (std::unique_ptr<PreTokenizer> scanner = MakePresetScanner(config.preset)) return scanner;
   return absl::InvalidArgumentError(StrCat("unknown pre-tokenizer preset '", config.preset,
                                            "' (known: ", PresetNameList(), ", custom)"));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PreTokenizer>> PreTokenizer::Create(
+    const PreTokenizerConfig& config) {
+  absl::StatusOr<std::unique_ptr<PreTokenizer>> split = CreateSplit(config);
+  if (!split.ok() || !config.split_digits) return split;
+  return MakeDigitSplitter(*std::move(split));
 }
 
 }  // namespace tokenmill

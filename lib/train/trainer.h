@@ -75,6 +75,8 @@ struct TrainResult {
   bool interrupted = false;  // TrainControl::after_step asked to stop
   // Wall time of each phase, in order: (name, seconds).
   std::vector<std::pair<std::string, double>> phase_seconds;
+  // Facts about the run a summary shows, one line each (a character alphabet's coverage).
+  std::vector<std::string> notes;
 };
 
 class Trainer {

@@ -13,7 +13,8 @@ struct EnumNames<Algorithm> {
 };
 template <>
 struct EnumNames<UnitKind> {
-  static constexpr std::pair<std::string_view, UnitKind> kNames[] = {{"byte", UnitKind::kByte}};
+  static constexpr std::pair<std::string_view, UnitKind> kNames[] = {{"byte", UnitKind::kByte},
+                                                                        {"char", UnitKind::kChar}};
 };
 template <>
 struct EnumNames<SpecialTokensAt> {
@@ -44,6 +45,9 @@ std::span<const OptionField<TrainerOptions>> TrainerOptions::Fields() {
       Field<&O::hf_compat>(9, "hf_compat", E::kChangesResult),
       Field<&O::threads>(10, "threads", E::kNone),
       Field<&O::hf_all_bytes>(11, "hf_all_bytes", E::kChangesResult),
+      Field<&O::character_coverage>(12, "character_coverage", E::kChangesResult),
+      Field<&O::limit_alphabet>(13, "limit_alphabet", E::kChangesResult),
+      Field<&O::byte_fallback>(14, "byte_fallback", E::kChangesResult),
   };
   return kFields;
 }
@@ -67,6 +71,29 @@ absl::Status TrainerOptions::Validate() const {
     return OptionError("`hf_all_bytes` applies only with `hf_compat` (without it the alphabet "
                        "holds every byte anyway)",
                        {"hf_all_bytes", "hf_compat"});
+  }
+  if (!(character_coverage > 0 && character_coverage <= 1)) {
+    return OptionError(StrCat("`character_coverage` ", character_coverage,
+                              " is outside (0, 1]: it is the share of character occurrences the "
+                              "alphabet covers"),
+                       {"character_coverage"});
+  }
+  if (units != UnitKind::kChar && limit_alphabet > 0) {
+    return OptionError("`limit_alphabet` applies only to character units (`units` char); byte "
+                       "units always have the 256 bytes",
+                       {"limit_alphabet", "units"});
+  }
+  if (units == UnitKind::kChar && hf_all_bytes) {
+    return OptionError("`hf_all_bytes` applies only to byte units; character units have "
+                       "`byte_fallback` for the bytes they do not cover",
+                       {"hf_all_bytes", "units"});
+  }
+  if (units == UnitKind::kChar && vocab_size < (byte_fallback ? 256 : 1) + special_tokens.size()) {
+    return OptionError(
+        StrCat("`vocab_size` ", vocab_size, " is smaller than the ",
+               byte_fallback ? "256 byte-fallback tokens" : "unknown token", " plus ",
+               special_tokens.size(), " special tokens"),
+        {"vocab_size"});
   }
   if (units == UnitKind::kByte && (!hf_compat || hf_all_bytes) &&
       vocab_size < 256 + special_tokens.size()) {

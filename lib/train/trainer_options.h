@@ -52,6 +52,17 @@ struct TrainerOptions {
   // `initial_alphabet = ByteLevel.alphabet()`, as GPT-2-style setups train), so that every text
   // can be encoded. Without hf_compat the alphabet always holds every byte.
   bool hf_all_bytes = false;
+  // Character units (model/units.h): the characters kept in the alphabet cover this share of
+  // all character occurrences (SentencePiece's default; 1 keeps all); at most limit_alphabet of
+  // them (0: no limit). With hf_compat, coverage is not applied (Hugging Face keeps every
+  // character) and limit_alphabet drops the rarest, as Hugging Face's limit_alphabet does.
+  double character_coverage = 0.9995;
+  size_t limit_alphabet = 0;
+  // Character units: the characters left out, and bytes that are not UTF-8, become the 256
+  // byte-fallback tokens <0x00>..<0xFF> (ids right after the special tokens at the start); when
+  // false, one unknown token "<unk>" (a special token, first id after those specials), or with
+  // hf_compat nothing (Hugging Face's trainer drops them from the words).
+  bool byte_fallback = true;
   // Worker threads (0: all cores). Never changes the result.
   int threads = 0;
   // BPE, for tests: when resuming, leave out of the pair table the pairs counted below this

@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "reference/utf8_reference.h"
+
 namespace tokenmill::testing {
 namespace {
 
@@ -18,6 +20,90 @@ uint32_t ByteLevelCodePoint(unsigned char b) {
   return 256 + n;
 }
 
+// A symbol that never merges (a byte-fallback byte or the unknown token): marked by a leading
+// NUL and never equal to a character.
+std::string Opaque(std::string_view what) { return std::string(1, '\0') + std::string(what); }
+bool IsOpaque(const std::string& s) { return !s.empty() && s[0] == '\0' && s.size() > 1; }
+
+size_t CharLength(const std::string& s) {
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); ++n) {
+    Utf8Sequence seq = DecodeUtf8At(s, i);
+    i += seq.length == 0 ? 1 : seq.length;
+  }
+  return n;
+}
+
+// The character-unit words: each word's symbols; the alphabet size (the ids it takes).
+size_t CharWords(const std::map<std::string, uint64_t>& summed, const ReferenceOptions& options,
+                 std::vector<std::vector<std::string>>& words, std::vector<uint64_t>& counts,
+                 std::map<std::string, uint64_t>& id_of, uint64_t& next_id,
+                 std::set<std::string>& vocab) {
+  std::map<uint32_t, uint64_t> occurrences;
+  for (const auto& [w, c] : summed) {
+    for (size_t i = 0; i < w.size();) {
+      Utf8Sequence seq = DecodeUtf8At(w, i);
+      if (seq.length == 0) {
+        ++i;
+        continue;
+      }
+      occurrences[seq.code_point] += c;
+      i += seq.length;
+    }
+  }
+  uint64_t total = 0;
+  std::vector<std::pair<uint32_t, uint64_t>> by_count(occurrences.begin(), occurrences.end());
+  for (const auto& [cp, c] : by_count) total += c;
+  std::stable_sort(by_count.begin(), by_count.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::set<uint32_t> kept;
+  uint64_t covered = 0;
+  for (const auto& [cp, c] : by_count) {
+    if (!options.hf_compat && options.character_coverage < 1.0 &&
+        static_cast<double>(covered) / static_cast<double>(total) >= options.character_coverage) {
+      break;
+    }
+    if (options.limit_alphabet > 0 && kept.size() == options.limit_alphabet) break;
+    kept.insert(cp);
+    covered += c;
+  }
+  const bool unknown = !options.byte_fallback && !options.hf_compat;
+  size_t ids = 0;
+  if (unknown) {
+    id_of[Opaque("unk")] = next_id++;
+    ++ids;
+  }
+  if (options.byte_fallback) {
+    for (int b = 0; b < 256; ++b) id_of[Opaque(std::string(1, static_cast<char>(b)))] = next_id++;
+    ids += 256;
+  }
+  for (uint32_t cp : kept) {  // std::set: code point order
+    std::string s;
+    AppendUtf8(cp, s);
+    id_of[s] = next_id++;
+    vocab.insert(s);
+    ++ids;
+  }
+  for (const auto& [w, c] : summed) {
+    std::vector<std::string> symbols;
+    for (size_t i = 0; i < w.size();) {
+      Utf8Sequence seq = DecodeUtf8At(w, i);
+      const size_t len = seq.length == 0 ? 1 : seq.length;
+      if (seq.length > 0 && kept.count(seq.code_point) > 0) {
+        symbols.push_back(w.substr(i, len));
+      } else if (options.byte_fallback) {
+        for (size_t k = 0; k < len; ++k) symbols.push_back(Opaque(w.substr(i + k, 1)));
+      } else if (unknown) {
+        symbols.push_back(Opaque("unk"));
+      }
+      i += len;
+    }
+    words.push_back(symbols);
+    counts.push_back(c);
+  }
+  return ids;
+}
+
 }  // namespace
 
 std::vector<ReferenceMerge> ReferenceTrain(
@@ -27,6 +113,16 @@ std::vector<ReferenceMerge> ReferenceTrain(
   std::vector<std::vector<std::string>> words;
   std::vector<uint64_t> counts;
   std::set<unsigned char> seen_bytes;
+  // Ids (only used for hf_compat ties): specials first, then the alphabet by code point, then
+  // new tokens in order.
+  std::map<std::string, uint64_t> id_of;
+  std::set<std::string> vocab;
+  uint64_t next_id = options.num_special_tokens;
+  size_t alphabet_ids = 0;
+  if (options.chars) {
+    alphabet_ids = CharWords(summed, options, words, counts, id_of, next_id, vocab);
+    summed.clear();
+  }
   for (const auto& [w, c] : summed) {
     std::vector<std::string> symbols;
     for (unsigned char b : w) {
@@ -36,13 +132,10 @@ std::vector<ReferenceMerge> ReferenceTrain(
     words.push_back(symbols);
     counts.push_back(c);
   }
-  // Ids (only used for hf_compat ties): specials first, then the alphabet by code point, then
-  // new tokens in order.
-  std::map<std::string, uint64_t> id_of;
-  std::set<std::string> vocab;
-  uint64_t next_id = options.num_special_tokens;
   std::vector<unsigned char> alphabet;
-  if (options.hf_compat) {
+  if (options.chars) {
+    // the alphabet is built
+  } else if (options.hf_compat) {
     if (options.hf_all_bytes) {
       for (int b = 0; b < 256; ++b) seen_bytes.insert(static_cast<unsigned char>(b));
     }
@@ -59,7 +152,7 @@ std::vector<ReferenceMerge> ReferenceTrain(
     vocab.insert(s);
   }
   std::vector<ReferenceMerge> merges;
-  size_t vocab_count = vocab.size() + options.num_special_tokens;
+  size_t vocab_count = (options.chars ? alphabet_ids : vocab.size()) + options.num_special_tokens;
   while (vocab_count < options.vocab_size) {
     std::map<std::pair<std::string, std::string>, uint64_t> pair_counts;
     for (size_t w = 0; w < words.size(); ++w) {
@@ -70,10 +163,10 @@ std::vector<ReferenceMerge> ReferenceTrain(
     const std::pair<std::string, std::string>* best = nullptr;
     uint64_t best_count = 0;
     for (const auto& [pair, count] : pair_counts) {
-      if (options.max_token_length > 0 &&
-          pair.first.size() + pair.second.size() > options.max_token_length) {
-        continue;
-      }
+      if (options.chars && (IsOpaque(pair.first) || IsOpaque(pair.second))) continue;
+      const size_t length = options.chars ? CharLength(pair.first) + CharLength(pair.second)
+                                          : pair.first.size() + pair.second.size();
+      if (options.max_token_length > 0 && length > options.max_token_length) continue;
       bool better;
       if (best == nullptr || count > best_count) {
         better = true;

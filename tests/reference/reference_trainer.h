@@ -19,6 +19,16 @@ struct ReferenceOptions {
   size_t num_special_tokens = 0;   // they only take up ids
   bool hf_compat = false;          // HF alphabet (bytes that occur) and (left id, right id) ties
   bool hf_all_bytes = false;       // with hf_compat: all 256 bytes in HF's alphabet order
+  // Character units: symbols are UTF-8 characters; the alphabet keeps the most frequent
+  // characters covering `character_coverage` of the occurrences (and at most limit_alphabet),
+  // ordered by code point after `byte_fallback` tokens (256 ids that never merge) or one
+  // unknown token (an id too); a character left out, and each byte that is no UTF-8, becomes
+  // byte tokens, the unknown token, or (hf_compat without byte fallback) nothing. Lengths
+  // count characters.
+  bool chars = false;
+  double character_coverage = 1.0;
+  size_t limit_alphabet = 0;
+  bool byte_fallback = true;
 };
 
 struct ReferenceMerge {

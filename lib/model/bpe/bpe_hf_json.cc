@@ -21,13 +21,16 @@ std::vector<std::string> TokenJson(const BpeModel& model) {
   std::vector<std::string> json(model.tokens.size());
   absl::flat_hash_map<TokenId, const SpecialToken*> special_of_id;
   for (const SpecialToken& s : model.specials) special_of_id[s.id] = &s;
+  for (int b = 0; b < static_cast<int>(model.byte_fallback.size()); ++b) {
+    AppendJsonString(ByteFallbackName(static_cast<unsigned char>(b)), json[model.byte_fallback[b]]);
+  }
   tbb::parallel_for(tbb::blocked_range<size_t>(0, model.tokens.size(), kChunk),
                     [&](const tbb::blocked_range<size_t>& range) {
     for (size_t id = range.begin(); id < range.end(); ++id) {
       auto special = special_of_id.find(static_cast<TokenId>(id));
       if (special != special_of_id.end()) {
         AppendJsonString(special->second->content, json[id]);
-      } else if (!model.tokens[id].empty()) {
+      } else if (!model.tokens[id].empty() && json[id].empty()) {
         AppendJsonString(units.TokenToText(model.tokens[id]), json[id]);
       }
     }
@@ -39,10 +42,15 @@ std::vector<std::string> TokenJson(const BpeModel& model) {
 
 void AppendBpeModelJson(const BpeModel& model, std::vector<std::string>& pieces) {
   std::string& head = pieces.back();
-  head += "    \"dropout\": null,\n    \"unk_token\": null,\n"
-          "    \"continuing_subword_prefix\": null,\n    \"end_of_word_suffix\": null,\n"
+  head += "    \"dropout\": null,\n    \"unk_token\": ";
+  if (model.unknown) {
+    AppendJsonString(model.tokens[*model.unknown], head);
+  } else {
+    head += "null";
+  }
+  head += ",\n    \"continuing_subword_prefix\": null,\n    \"end_of_word_suffix\": null,\n"
           "    \"fuse_unk\": false,\n";
-  StrAppend(&head, "    \"byte_fallback\": ", model.units().byte_fallback() ? "true" : "false",
+  StrAppend(&head, "    \"byte_fallback\": ", model.byte_fallback.empty() ? "false" : "true",
             ",\n");
   StrAppend(&head, "    \"ignore_merges\": ", model.ignore_merges ? "true" : "false", ",\n");
   head += "    \"vocab\": {";
@@ -88,7 +96,7 @@ namespace {
 
 absl::Status ParseVocab(simdjson::dom::element model_json,
                         const absl::flat_hash_map<TokenId, std::string>& added,
-                        std::string_view source, BpeModel& model) {
+                        std::string_view source, bool wants_fallback, BpeModel& model) {
   simdjson::dom::object vocab;
   if (model_json["vocab"].get(vocab)) {
     return HfJsonFieldError(source, "model.vocab", "is missing or not an object");
@@ -97,6 +105,19 @@ absl::Status ParseVocab(simdjson::dom::element model_json,
   size_t entries = added.size();
   for ([[maybe_unused]] auto field : vocab) ++entries;
   const uint64_t id_limit = 2 * uint64_t{entries} + 1024;
+  // Character units with byte_fallback: the <0xNN> tokens, when all 256 are there.
+  bool fallback = false;
+  if (model.unit_kind == UnitKind::kChar && wants_fallback) {
+    int found = 0;
+    for (auto [key, value] : vocab) found += ParseByteFallbackName(key) >= 0;
+    fallback = found == 256;
+    if (!fallback) {
+      return HfJsonFieldError(source, "model.byte_fallback",
+                              StrCat("is true but the vocab has ", found,
+                                     " of the 256 tokens <0x00>..<0xFF>; tokenmill needs all"));
+    }
+    model.byte_fallback.assign(256, 0);
+  }
   auto far = [&](uint64_t id) {
     return StrCat("has id ", id, ", far beyond the ", entries, " tokens the file defines");
   };
@@ -111,9 +132,17 @@ absl::Status ParseVocab(simdjson::dom::element model_json,
       model.tokens[id] = it->second;
       continue;
     }
+    if (const int b = ParseByteFallbackName(key); b >= 0 && fallback) {
+      model.byte_fallback[b] = static_cast<TokenId>(id);
+      model.tokens[id] = std::string(1, static_cast<char>(b));
+      continue;
+    }
     absl::StatusOr<std::string> bytes = model.units().TextToToken(key);
     if (!bytes.ok() || bytes->empty()) {
-      return HfJsonFieldError(source, field, "is not a byte-level token string");
+      return HfJsonFieldError(source, field,
+                              model.unit_kind == UnitKind::kByte
+                                  ? "is not a byte-level token string"
+                                  : "is not a token string");
     }
     model.tokens[id] = *std::move(bytes);
   }
@@ -192,7 +221,29 @@ absl::Status ParseBpeModelFlags(simdjson::dom::element model_json, std::string_v
 absl::Status ParseBpeModelJson(simdjson::dom::element model_json,
                                const absl::flat_hash_map<TokenId, std::string>& added,
                                std::string_view source, BpeModel& model) {
-  TM_RETURN_IF_ERROR(ParseVocab(model_json, added, source, model));
+  bool byte_fallback = false;
+  if (simdjson::dom::element e; !model_json["byte_fallback"].get(e) && !e.is_null()) {
+    if (e.get(byte_fallback)) {
+      return HfJsonFieldError(source, "model.byte_fallback", "is not a boolean");
+    }
+  }
+  if (byte_fallback && model.unit_kind == UnitKind::kByte) {
+    return HfJsonFieldError(source, "model.byte_fallback",
+                            "is true with a ByteLevel pre-tokenizer, which tokenmill does not "
+                            "read (byte-level tokens cover every byte already)");
+  }
+  TM_RETURN_IF_ERROR(ParseVocab(model_json, added, source, byte_fallback, model));
+  if (simdjson::dom::element e; !model_json["unk_token"].get(e) && !e.is_null()) {
+    std::string_view unk;
+    if (e.get(unk)) return HfJsonFieldError(source, "model.unk_token", "is not a string");
+    for (const SpecialToken& s : model.specials) {
+      if (s.content == unk) model.unknown = s.id;
+    }
+    if (!model.unknown) {
+      return HfJsonFieldError(source, "model.unk_token",
+                              StrCat("is '", unk, "', which is not among the added tokens"));
+    }
+  }
   TM_RETURN_IF_ERROR(ParseMerges(model_json, source, model));
   absl::Status valid = model.Validate();
   if (!valid.ok()) return absl::InvalidArgumentError(StrCat(source, ": ", valid.message()));

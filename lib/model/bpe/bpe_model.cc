@@ -4,18 +4,24 @@
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "model/bpe/bpe_encoder.h"
+#include "model/bpe/char_bpe_encoder.h"
 
 namespace tokenmill {
 
 bool BpeModel::operator==(const BpeModel& other) const {
   return tokens == other.tokens && merges == other.merges && specials == other.specials &&
-         normalizer == other.normalizer && pretokenizer == other.pretokenizer &&
-         unit_kind == other.unit_kind &&
+         pretokenizer == other.pretokenizer && unit_kind == other.unit_kind &&
+         byte_fallback == other.byte_fallback && unknown == other.unknown &&
          ignore_merges == other.ignore_merges && priority == other.priority;
 }
 
 absl::StatusOr<std::unique_ptr<PieceEncoder>> BpeModel::MakePieceEncoder(
     const EncoderOptions& options) const {
+  if (unit_kind == UnitKind::kChar) {
+    TM_ASSIGN_OR_RETURN(std::unique_ptr<CharBpeEncoder> encoder,
+                        CharBpeEncoder::Create(*this, options));
+    return std::unique_ptr<PieceEncoder>(std::move(encoder));
+  }
   TM_ASSIGN_OR_RETURN(std::unique_ptr<BpeEncoder> encoder, BpeEncoder::Create(*this, options));
   return std::unique_ptr<PieceEncoder>(std::move(encoder));
 }
@@ -36,9 +42,27 @@ absl::Status BpeModel::Validate() const {
       return absl::InvalidArgumentError(absl::StrFormat("two special tokens share id %d", s.id));
     }
   }
+  absl::flat_hash_map<TokenId, bool> fallback_ids;
+  if (!byte_fallback.empty()) {
+    if (unit_kind != UnitKind::kChar || byte_fallback.size() != 256) {
+      return absl::InvalidArgumentError("byte-fallback tokens need character units, all 256");
+    }
+    for (int b = 0; b < 256; ++b) {
+      const TokenId id = byte_fallback[b];
+      if (id >= tokens.size() || tokens[id] != std::string(1, static_cast<char>(b)) ||
+          special_ids.contains(id) || !fallback_ids.emplace(id, true).second) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "the byte-fallback token of byte 0x%02X is not stored at its id %d", b, id));
+      }
+    }
+  }
+  if (unknown && !special_ids.contains(*unknown)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("the unknown token (id %d) is not a special token", *unknown));
+  }
   absl::flat_hash_map<std::string_view, TokenId, StringHash, StringEq> seen;
   for (TokenId id = 0; id < tokens.size(); ++id) {
-    if (tokens[id].empty() || special_ids.contains(id)) continue;
+    if (tokens[id].empty() || special_ids.contains(id) || fallback_ids.contains(id)) continue;
     auto [it, inserted] = seen.emplace(tokens[id], id);
     if (!inserted) {
       return absl::InvalidArgumentError(
@@ -48,7 +72,8 @@ absl::Status BpeModel::Validate() const {
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     const Merge& m = merges[rank];
     auto bad = [&](TokenId id) {
-      return id >= tokens.size() || tokens[id].empty() || special_ids.contains(id);
+      return id >= tokens.size() || tokens[id].empty() || special_ids.contains(id) ||
+             fallback_ids.contains(id);
     };
     if (bad(m.left) || bad(m.right) || bad(m.result)) {
       return absl::InvalidArgumentError(

@@ -10,13 +10,19 @@
 //  - `specials` lists the special tokens (literal strings never split or merged) with their ids.
 //  - `normalizer` and `pretokenizer` say how text is normalized and split before BPE, as the
 //    model was trained; encoders must do the same.
-//  - `units` says what the tokens are made of (byte-level: every text is bytes).
+//  - `units` says what the tokens are made of (byte-level: every text is bytes; characters).
+//  - Character units: `byte_fallback` holds the ids of the 256 tokens <0x00>..<0xFF> (each
+//    stored as its one byte, so they may share bytes with a character token: decoding is
+//    still concatenation), which encode what no character token does; or `unknown` the id of
+//    the special token such characters become. With neither, they are dropped or refused
+//    (EncoderOptions::unknown_bytes), as for a byte-level vocabulary without some bytes.
 //  - `priority` says how BPE picks the next pair to merge: by merge index (Hugging Face) or by
 //    the rank (id) of the token the pair forms (tiktoken). Both merge the lowest-priority
 //    adjacent pair first, the leftmost among equals.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,9 +52,10 @@ struct BpeModel final : Model {
   std::vector<std::string> tokens;
   std::vector<Merge> merges;
   std::vector<SpecialToken> specials;
-  Normalization normalizer = Normalization::kNone;
   PreTokenizerConfig pretokenizer;
   UnitKind unit_kind = UnitKind::kByte;
+  std::vector<TokenId> byte_fallback;  // empty, or the ids of bytes 0..255
+  std::optional<TokenId> unknown;
   // When true, a pre-tokenized piece that is itself a token encodes as that one token before
   // any merge is tried (tiktoken's rule; Hugging Face's `ignore_merges`). When false, every
   // piece goes through the merges (Hugging Face's default).
@@ -61,7 +68,7 @@ struct BpeModel final : Model {
   ModelType type() const override { return ModelType::kBpe; }
   std::span<const std::string> token_bytes() const override { return tokens; }
   std::span<const SpecialToken> special_tokens() const override { return specials; }
-  Normalization normalization() const override { return normalizer; }
+  std::span<const TokenId> byte_fallback_ids() const override { return byte_fallback; }
   const PreTokenizerConfig& pre_tokenizer() const override { return pretokenizer; }
   const Units& units() const override { return UnitsOf(unit_kind); }
   // Checks the contract above: merge ids in range, each merge's result is the concatenation of

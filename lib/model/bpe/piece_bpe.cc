@@ -93,16 +93,19 @@ std::vector<MergeStep> PieceBpe::Trace(std::string_view piece, std::vector<Token
   return steps;
 }
 
-void PieceBpe::EncodeByHeap(std::string_view piece, std::vector<TokenId>& out) const {
-  // Parts are identified by the byte position where they start; that never changes when a
-  // part absorbs its right neighbour, so (priority, position) orders candidates exactly as
-  // the scan's "lowest priority, leftmost first" does. Stale candidates are skipped on pop.
+namespace {
+
+// BPE by a heap of candidate pairs over a linked list, from the parts ids[0..n), in place;
+// returns the number of parts left. Parts are identified by the index where they start; that
+// never changes when a part absorbs its right neighbour, so (priority, index) orders candidates
+// exactly as the scan's "lowest priority, leftmost first" does. Stale candidates are skipped
+// on pop.
+size_t HeapMergeParts(const PairTable& pairs, TokenId* ids, size_t count) {
   constexpr TokenId kDead = UINT32_MAX;
-  const uint32_t n = static_cast<uint32_t>(piece.size());
-  std::vector<TokenId> id(n);
+  const uint32_t n = static_cast<uint32_t>(count);
+  std::vector<TokenId> id(ids, ids + n);
   std::vector<uint32_t> next(n), prev(n);
   for (uint32_t i = 0; i < n; ++i) {
-    id[i] = byte_token_[static_cast<unsigned char>(piece[i])];
     next[i] = i + 1;
     prev[i] = i - 1;  // wraps for i == 0: "no previous part"
   }
@@ -120,13 +123,13 @@ void PieceBpe::EncodeByHeap(std::string_view piece, std::vector<TokenId>& out) c
   std::vector<Candidate> heap;
   heap.reserve(n);
   auto consider = [&](uint32_t left, uint32_t right) {
-    PairMerge m = pairs_->Find(id[left], id[right]);
+    PairMerge m = pairs.Find(id[left], id[right]);
     if (m.priority == PairTable::kNone) return;
     heap.push_back({m.priority, left, right, id[left], id[right], m.result});
     std::push_heap(heap.begin(), heap.end(), later);
   };
   for (uint32_t i = 0; i + 1 < n; ++i) {
-    PairMerge m = pairs_->Find(id[i], id[i + 1]);
+    PairMerge m = pairs.Find(id[i], id[i + 1]);
     if (m.priority != PairTable::kNone) heap.push_back({m.priority, i, i + 1, id[i], id[i + 1], m.result});
   }
   std::make_heap(heap.begin(), heap.end(), later);
@@ -142,7 +145,32 @@ void PieceBpe::EncodeByHeap(std::string_view piece, std::vector<TokenId>& out) c
     if (prev[c.left] < n) consider(prev[c.left], c.left);
     if (next[c.left] < n) consider(c.left, next[c.left]);
   }
-  for (uint32_t i = 0; i < n; i = next[i]) out.push_back(id[i]);
+  size_t left = 0;
+  for (uint32_t i = 0; i < n; i = next[i]) ids[left++] = id[i];
+  return left;
+}
+
+}  // namespace
+
+void PieceBpe::EncodeByHeap(std::string_view piece, std::vector<TokenId>& out) const {
+  const size_t start = out.size();
+  for (unsigned char c : piece) out.push_back(byte_token_[c]);
+  out.resize(start + HeapMergeParts(*pairs_, out.data() + start, piece.size()));
+}
+
+size_t PieceBpe::MergeIds(TokenId* ids, size_t n) const {
+  return n <= long_piece_ ? MergeParts(ids, n) : HeapMergeParts(*pairs_, ids, n);
+}
+
+std::vector<MergeStep> PieceBpe::TraceParts(std::span<const TokenId> parts,
+                                            std::vector<TokenId>& out) const {
+  std::vector<MergeStep> steps;
+  std::vector<TokenId> ids(parts.begin(), parts.end());
+  std::vector<PairMerge> merges(ids.size());
+  size_t n = ScanMergeParts(*pairs_, ids.data(), ids.size(), merges.data(),
+                            [&](const MergeStep& step) { steps.push_back(step); });
+  out.insert(out.end(), ids.begin(), ids.begin() + n);
+  return steps;
 }
 
 std::vector<PairMerge> BytePairMerges(const std::vector<std::pair<uint64_t, PairMerge>>& entries,

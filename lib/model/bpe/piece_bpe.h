@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -47,6 +48,11 @@ class PieceBpe {
   // and returns how many parts are left. Used where the parts are known to be what BPE reaches
   // first (e.g. each character's own encoding, where no merge can straddle characters earlier).
   size_t MergeParts(TokenId* ids, size_t n) const;
+  // BPE from the parts ids[0..n) (the scan for short ones, the heap for long ones), in place;
+  // returns how many parts are left.
+  size_t MergeIds(TokenId* ids, size_t n) const;
+  // Like MergeIds by the scan, appending the result to `out` and returning each merge.
+  std::vector<MergeStep> TraceParts(std::span<const TokenId> parts, std::vector<TokenId>& out) const;
 
   // Like EncodeByScan, also returning each merge in the order applied.
   std::vector<MergeStep> Trace(std::string_view piece, std::vector<TokenId>& out) const;

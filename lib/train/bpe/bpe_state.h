@@ -41,14 +41,18 @@ struct BpeState {
   TokenId TokenFor(TokenId left, TokenId right);
   // Whether a pair may be merged: the token it forms is within max_token_length. As an object
   // for hot loops (the limit and the lengths loaded once); valid until a token is added.
+  // (Lengths are below 2^31 but kNeverMerges, so that "no limit" is a limit of 2^32 - 1.)
   struct MergeableCheck {
     uint64_t max_length;
     const uint32_t* length;
     bool operator()(TokenId left, TokenId right) const {
-      return max_length == 0 || uint64_t{length[left]} + length[right] <= max_length;
+      return uint64_t{length[left]} + length[right] <= max_length;
     }
   };
-  MergeableCheck Mergeable() const { return {options.max_token_length, token_length.data()}; }
+  MergeableCheck Mergeable() const {
+    return {options.max_token_length == 0 ? uint64_t{kNeverMerges} : options.max_token_length,
+            token_length.data()};
+  }
   bool Mergeable(TokenId left, TokenId right) const { return Mergeable()(left, right); }
   // The tokens the merges aim at: vocab_size less the special tokens that come at the end.
   size_t TargetTokens() const;
@@ -70,6 +74,7 @@ struct BpeState {
   uint64_t last_merge_words = 0;       // the words the last merge of the loop rewrote
   std::vector<uint32_t> token_length;  // units.Length of each token
   TokenIndex token_index;
+  Alphabet alphabet;
   TokenId first_alphabet_id = 0;
   size_t alphabet_size = 0;
   WordStore words;

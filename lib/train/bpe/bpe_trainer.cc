@@ -39,7 +39,7 @@ namespace tokenmill {
 TokenId BpeState::AddToken(std::string bytes, bool indexed) {
   const TokenId id = static_cast<TokenId>(model.tokens.size());
   token_length.push_back(static_cast<uint32_t>(std::min<size_t>(
-      units.Length(bytes), std::numeric_limits<uint32_t>::max())));
+      units.Length(bytes), std::numeric_limits<uint32_t>::max() / 2)));
   model.tokens.push_back(std::move(bytes));
   if (indexed) token_index.Add(id);
   return id;
@@ -99,24 +99,52 @@ class Stopwatch {
 
 void AddSpecialTokens(BpeState& state) {
   for (const std::string& s : state.options.special_tokens) {
+    // The unknown token may be listed too; it has its id already.
+    if (state.model.unknown && s == state.model.tokens[*state.model.unknown]) continue;
     state.model.specials.push_back({s, static_cast<TokenId>(state.model.tokens.size())});
     state.AddToken(s, /*indexed=*/false);
   }
 }
 
-// Phase 1: the alphabet, after any special tokens at the start.
+// Phase 1: the alphabet, after any special tokens at the start: the unknown token (a special
+// token too), the byte-fallback tokens (never merged), then the units' symbols.
 absl::Status BuildAlphabet(BpeState& state, std::span<const WordSource::Entry> words) {
-  std::vector<std::string> alphabet =
-      state.units.Alphabet(words, AlphabetOptions{.hf_compat = state.options.hf_compat,
-                                        .every_symbol = state.options.hf_all_bytes});
+  const TrainerOptions& o = state.options;
+  const bool chars = o.units == UnitKind::kChar;
+  state.alphabet = state.units.MakeAlphabet(
+      words, AlphabetOptions{.hf_compat = o.hf_compat,
+                             .every_symbol = o.hf_all_bytes,
+                             .character_coverage = o.character_coverage,
+                             .limit_alphabet = o.limit_alphabet,
+                             .byte_fallback = chars && o.byte_fallback,
+                             .unknown_token = chars && !o.byte_fallback && !o.hf_compat});
+  const Alphabet& alphabet = state.alphabet;
   state.first_alphabet_id = static_cast<TokenId>(state.model.tokens.size());
-  state.alphabet_size = alphabet.size();
-  for (std::string& symbol : alphabet) state.AddToken(std::move(symbol), /*indexed=*/true);
+  state.alphabet_size = alphabet.symbols.size();
+  for (size_t i = 0; i < alphabet.symbols.size(); ++i) {
+    const TokenId id = static_cast<TokenId>(state.model.tokens.size());
+    if (alphabet.unknown && i == 0) {
+      for (const SpecialToken& s : state.model.specials) {
+        if (s.content == alphabet.symbols[0]) state.model.unknown = s.id;  // listed at the start
+      }
+      if (state.model.unknown) continue;
+      state.model.specials.push_back({alphabet.symbols[0], id});
+      state.model.unknown = id;
+      state.AddToken(alphabet.symbols[0], /*indexed=*/false);
+    } else if (i < alphabet.first_char()) {
+      if (state.model.byte_fallback.empty()) state.model.byte_fallback.reserve(256);
+      state.model.byte_fallback.push_back(id);
+      state.AddToken(alphabet.symbols[i], /*indexed=*/false);
+      state.token_length.back() = kNeverMerges;
+    } else {
+      state.AddToken(alphabet.symbols[i], /*indexed=*/true);
+    }
+  }
   if (state.model.tokens.size() > state.TargetTokens()) {
     return OptionError(
-        StrCat("`vocab_size` ", state.options.vocab_size, " is smaller than the alphabet (",
-               state.alphabet_size, " ", UnitKindName(state.options.units), " tokens) plus ",
-               state.options.special_tokens.size(), " special tokens"),
+        StrCat("`vocab_size` ", o.vocab_size, " is smaller than the alphabet (",
+               state.alphabet_size, " ", UnitKindName(o.units), " tokens) plus ",
+               o.special_tokens.size(), " special tokens"),
         {"vocab_size"});
   }
   return absl::OkStatus();
@@ -134,10 +162,9 @@ absl::Status BuildWords(BpeState& state, std::span<const WordSource::Entry> word
           StrCat("a word of ", word.size(), " bytes is too long to train on (limit 2^32)"));
     }
   }
-  std::span<const std::string> alphabet(state.model.tokens.data() + state.first_alphabet_id,
-                                        state.alphabet_size);
   TM_ASSIGN_OR_RETURN(state.words,
-                      WordStore::Build(words, *state.units.Splitter(alphabet, state.first_alphabet_id)));
+                      WordStore::Build(words, *state.units.Splitter(state.alphabet,
+                                                                    state.first_alphabet_id)));
   return absl::OkStatus();
 }
 
@@ -189,6 +216,21 @@ absl::StatusOr<TrainResult> Run(BpeState& state, WordSource& source) {
   result.stop_reason = std::move(state.stop_reason);
   result.interrupted = state.interrupted;
   result.phase_seconds = std::move(phases);
+  if (state.options.units == UnitKind::kChar) {
+    const Alphabet& a = state.alphabet;
+    result.notes.push_back(StrCat(
+        "alphabet: ", a.symbols.size() - a.first_char(), " of ", a.distinct_chars,
+        " characters, covering ", a.char_occurrences - a.uncovered_occurrences, " of ",
+        a.char_occurrences, " occurrences"));
+    if (a.uncovered_occurrences + a.invalid_bytes > 0) {
+      result.notes.push_back(StrCat(
+          a.uncovered_occurrences, " occurrences of characters outside it and ", a.invalid_bytes,
+          " bytes that are not UTF-8 ",
+          a.byte_fallback ? "become byte-fallback tokens"
+          : a.unknown    ? "became the unknown token <unk>"
+                         : "were dropped from the words (Hugging Face's rule)"));
+    }
+  }
   return result;
 }
 
