@@ -35,6 +35,12 @@
 #   --spm-time-limit S  per-run limit for SentencePiece (default: --time-limit)
 #   --tokenmill-mode M  hf-compat (default: the same alphabet, ids and tie-break as Hugging Face,
 #                       so both learn the same merges) or native (tokenmill's own rule)
+#   --unit char         character-level BPE with byte fallback (SentencePiece/Llama style):
+#                       tokenmill --unit char --preset metaspace --normalize nfkc (its own rule,
+#                       coverage 0.9995); Hugging Face with the Metaspace pre-tokenizer and NFKC;
+#                       SentencePiece --model_type=bpe --character_coverage=0.9995
+#                       --byte_fallback=true (its defaults otherwise). The tool tokenmill-byte
+#                       (in --tools) adds tokenmill's byte-level native run for comparison.
 #   --build-dir DIR     tokenmill build folder (default build/); built (incrementally) first
 #   --tokenmill BIN     use this tokenmill binary as it is (no build)
 #   --out DIR           results folder (default out/compare/<date>-<time>)
@@ -53,6 +59,7 @@ time_limit=900
 spm_runs=""
 spm_time_limit=""
 tokenmill_mode=hf-compat
+unit=byte
 build_dir="$root/build"
 tokenmill=""
 out_dir="$root/out/compare/$(date +%Y%m%d-%H%M%S)"
@@ -73,6 +80,7 @@ while (($# > 0)); do
     --tools) tools_arg=${2:?--tools needs a value}; shift ;;
     --time-limit) time_limit=${2:?--time-limit needs a value}; shift ;;
     --tokenmill-mode) tokenmill_mode=${2:?--tokenmill-mode needs a value}; shift ;;
+    --unit) unit=${2:?--unit needs a value}; shift ;;
     --build-dir) build_dir=${2:?--build-dir needs a value}; shift ;;
     --tokenmill) tokenmill=${2:?--tokenmill needs a value}; shift ;;
     --spm-runs) spm_runs=${2:?--spm-runs needs a value}; shift ;;
@@ -96,11 +104,13 @@ spm_time_limit=${spm_time_limit:-$time_limit}
 [[ $spm_time_limit =~ ^[1-9][0-9]*$ ]] || die "--spm-time-limit must be a positive number of seconds, got '$spm_time_limit'"
 [[ $threads =~ ^[1-9][0-9]*$ ]] && ((threads <= $(nproc))) ||
   die "--threads must be between 1 and $(nproc) (this machine's cores), got '$threads'"
+[[ $unit == byte || $unit == char ]] || die "--unit must be byte or char, got '$unit'"
 [[ $tokenmill_mode == hf-compat || $tokenmill_mode == native ]] ||
   die "--tokenmill-mode must be hf-compat or native, got '$tokenmill_mode'"
 IFS=, read -r -a tools <<<"$tools_arg"
 for tool in "${tools[@]}"; do
-  [[ $tool == tokenmill || $tool == hf || $tool == spm ]] || die "--tools: unknown tool '$tool' (tokenmill, hf, spm)"
+  [[ $tool == tokenmill || $tool == tokenmill-byte || $tool == hf || $tool == spm ]] ||
+    die "--tools: unknown tool '$tool' (tokenmill, tokenmill-byte, hf, spm)"
 done
 if [[ $mode == train && $vocab_size != 30000 ]]; then
   kept=()
@@ -232,7 +242,7 @@ if [[ $mode == encode ]]; then
   original_args=(--encode "${original_args[@]}" --vocab-size "$vocab_size" --runs "$runs")
 else
   original_args+=(--vocab-size "$vocab_size" --runs "$runs" --threads "$threads" --tools "$(IFS=,; echo "${tools[*]}")"
-    --time-limit "$time_limit" --spm-runs "$spm_runs" --spm-time-limit "$spm_time_limit" --tokenmill-mode "$tokenmill_mode")
+    --time-limit "$time_limit" --spm-runs "$spm_runs" --spm-time-limit "$spm_time_limit" --tokenmill-mode "$tokenmill_mode" --unit "$unit")
 fi
 
 # ---- training --------------------------------------------------------------------------------
@@ -246,17 +256,32 @@ train_one() {  # tool corpus run
     tokenmill)
       output="$work/$name.tokenmill.json"
       local mode_flags=()
-      [[ $tokenmill_mode == hf-compat ]] && mode_flags=(--hf-compat)
+      [[ $tokenmill_mode == hf-compat && $unit == byte ]] && mode_flags=(--hf-compat)
+      [[ $unit == char ]] && mode_flags=(--unit char --preset metaspace --normalize nfkc)
       measure "$base.time" "$base.log" "$tokenmill" train --vocab-size "$vocab_size" --threads "$threads" \
         "${mode_flags[@]}" --output "$output" "$file"
       ;;
+    tokenmill-byte)
+      output="$work/$name.tokenmill-byte.json"
+      measure "$base.time" "$base.log" "$tokenmill" train --vocab-size "$vocab_size" --threads "$threads" \
+        --output "$output" "$file"
+      ;;
     hf)
       output="$work/$name.hf.json"
+      local hf_args=()
+      [[ $unit == char ]] && hf_args=(metaspace nfkc)
       RAYON_NUM_THREADS=$threads measure "$base.time" "$base.log" \
-        node "$here/hf_train.js" "$peers/node_modules" "$file" "$output"
+        node "$here/hf_train.js" "$peers/node_modules" "$file" "$output" "${hf_args[@]}"
       ;;
     spm)
       output="$work/$name.spm.vocab"
+      if [[ $unit == char ]]; then
+        # The issue's setting: SentencePiece's own normalization (nmt_nfkc), dummy prefix,
+        # coverage 0.9995, byte fallback.
+        measure "$base.time" "$base.log" spm_train --input="$file" --model_prefix="$work/$name.spm" \
+          --model_type=bpe --vocab_size="$vocab_size" --num_threads="$threads" \
+          --character_coverage=0.9995 --byte_fallback=true --minloglevel=1
+      else
       # No normalization, no dummy prefix, whitespace kept, every character covered with byte
       # fallback, no line dropped for length: the same text tokenmill and HF learn from.
       measure "$base.time" "$base.log" spm_train --input="$file" --model_prefix="$work/$name.spm" \
@@ -264,6 +289,7 @@ train_one() {  # tool corpus run
         --character_coverage=1.0 --byte_fallback=true --normalization_rule_name=identity \
         --add_dummy_prefix=false --remove_extra_whitespaces=false --max_sentence_length=1000000 \
         --input_sentence_size=0 --hard_vocab_limit=false --minloglevel=1
+      fi
       ;;
   esac
   if [[ $run_status == ok ]]; then vocab=$(python3 "$here/report.py" vocab "$output"); fi

@@ -6,8 +6,13 @@
 # vocabularies (token -> id) rank by rank. Exit status 0 only if every corpus has zero differing
 # merges and zero differing ids. Not part of CI: Hugging Face needs ~211 s and 6.3 GB on poetry.
 #
+# Character level (issue 20): --char metaspace|whitespace trains HF's default BpeTrainer with
+# that pre-tokenizer set (no ByteLevel) and tokenmill with --unit char --hf-compat
+# --byte-fallback=false --preset metaspace|whitespace; --nfkc sets HF's NFKC normalizer and
+# tokenmill's --normalize nfkc.
+#
 # Usage: scripts/hf_parity.sh [--tokenmill BIN] [--build-dir DIR] [--out DIR] [--threads N]
-#                             CORPUS...
+#                             [--char metaspace|whitespace [--nfkc]] CORPUS...
 # CORPUS: a text file (.zst is decompressed first) or a shared corpus name (brown, linux_docs,
 # linux_c_100m, poetry: ../shared/corpora/NAME.txt.zst). Installs tokenizers@0.23.2 into
 # scripts/.peers if missing. Prints one line per corpus and leaves both tokenizer.json files,
@@ -19,6 +24,8 @@ tokenmill=""
 build_dir="$root/build"
 out_dir="$root/out/hf_parity/$(date +%Y%m%d-%H%M%S)"
 threads=$(nproc)
+char=""
+nfkc=""
 corpora=()
 while (($# > 0)); do
   case "$1" in
@@ -26,7 +33,9 @@ while (($# > 0)); do
     --build-dir) build_dir=$2; shift 2 ;;
     --out) out_dir=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --char) char=$2; shift 2 ;;
+    --nfkc) nfkc=nfkc; shift ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     -*) echo "hf_parity.sh: unknown flag $1" >&2; exit 2 ;;
     *) corpora+=("$1"); shift ;;
   esac
@@ -59,11 +68,17 @@ for corpus in "${corpora[@]}"; do
   fi
   hf_json="$out_dir/$name.hf.json"
   tm_json="$out_dir/$name.tokenmill.json"
+  hf_args=() tm_args=(--preset gpt2)
+  if [[ -n "$char" ]]; then
+    hf_args=("$char" ${nfkc:+nfkc})
+    tm_args=(--unit char --byte-fallback=false --preset "$char" ${nfkc:+--normalize nfkc})
+  fi
   /usr/bin/time -v -o "$out_dir/$name.hf.time" \
-    node "$root/scripts/compare/hf_train.js" "$peers/node_modules" "$text" "$hf_json" >/dev/null
+    node "$root/scripts/compare/hf_train.js" "$peers/node_modules" "$text" "$hf_json" \
+    "${hf_args[@]}" >/dev/null
   /usr/bin/time -v -o "$out_dir/$name.tokenmill.time" \
-    "$tokenmill" train --hf-compat --vocab-size 30000 --preset gpt2 --threads "$threads" \
-    --quiet --output "$tm_json" "$text"
+    "$tokenmill" train --hf-compat --vocab-size 30000 "${tm_args[@]}" --threads "$threads" \
+    --quiet --checkpoint none --output "$tm_json" "$text"
   if ! python3 - "$name" "$hf_json" "$tm_json" "$out_dir/$name.diff.txt" \
       "$out_dir/$name.hf.time" "$out_dir/$name.tokenmill.time" <<'EOF'
 import json, re, sys

@@ -2,10 +2,13 @@
 // pre-tokenized piece and, for each, the merges applied in priority order down to the final
 // tokens with their ids (or that the piece is a whole token, or a special token).
 #include <cstdio>
+
+#include "absl/container/flat_hash_set.h"
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "commands.h"
 #include "common/file_util.h"
 #include "common/strings.h"
@@ -26,14 +29,30 @@ struct ExplainCommandOptions {
 
 std::string Quoted(std::string_view bytes) { return StrCat("'", DisplayBytes(bytes), "'"); }
 
-std::string PartsLine(std::span<const std::string> tokens, const std::vector<TokenId>& parts) {
+// How explain shows tokens: their bytes quoted, byte-fallback tokens by name (<0xE2>).
+class TokenNames {
+ public:
+  explicit TokenNames(const Model& model) : tokens_(model.token_bytes()) {
+    for (TokenId id : model.byte_fallback_ids()) fallback_.insert(id);
+  }
+  std::string operator()(TokenId id) const {
+    if (fallback_.contains(id)) return ByteFallbackName(static_cast<unsigned char>(tokens_[id][0]));
+    return Quoted(tokens_[id]);
+  }
+
+ private:
+  std::span<const std::string> tokens_;
+  absl::flat_hash_set<TokenId> fallback_;
+};
+
+std::string PartsLine(const TokenNames& name, const std::vector<TokenId>& parts) {
   std::string line;
-  for (TokenId id : parts) StrAppend(&line, line.empty() ? "" : " ", Quoted(tokens[id]));
+  for (TokenId id : parts) StrAppend(&line, line.empty() ? "" : " ", name(id));
   return line;
 }
 
 void PrintPiece(const Model& model, size_t index, const ExplainedPiece& piece, std::string& out) {
-  std::span<const std::string> tokens = model.token_bytes();
+  const TokenNames name(model);
   StrAppend(&out, "piece ", index, ": ", Quoted(piece.text), " (", piece.text.size(), " bytes)\n");
   if (piece.special_index >= 0) {
     StrAppend(&out, "  special token -> ", piece.ids[0], "\n");
@@ -45,16 +64,17 @@ void PrintPiece(const Model& model, size_t index, const ExplainedPiece& piece, s
     return;
   }
   std::vector<TokenId> parts = piece.initial;
-  StrAppend(&out, "  bytes:  ", PartsLine(tokens, parts), "\n");
+  const bool chars = model.units().kind() == UnitKind::kChar;
+  StrAppend(&out, chars ? "  characters: " : "  bytes:  ", PartsLine(name, parts), "\n");
   const BpeModel* bpe = AsBpe(model);
   const char* priority_name =
       bpe != nullptr && bpe->priority == MergePriority::kTokenRank ? "rank" : "merge";
   for (const MergeStep& step : piece.merges) {
     parts[step.part] = step.result;
     parts.erase(parts.begin() + static_cast<long>(step.part) + 1);
-    StrAppend(&out, "  ", priority_name, " ", step.priority, ": ", Quoted(tokens[step.left]),
-              " + ", Quoted(tokens[step.right]), " -> ", Quoted(tokens[step.result]),
-              " (", step.result, ")   ", PartsLine(tokens, parts), "\n");
+    StrAppend(&out, "  ", priority_name, " ", step.priority, ": ", name(step.left), " + ",
+              name(step.right), " -> ", name(step.result), " (", step.result, ")   ",
+              PartsLine(name, parts), "\n");
   }
   StrAppend(&out, "  tokens:");
   for (TokenId id : piece.ids) StrAppend(&out, " ", id);
@@ -121,6 +141,17 @@ int RunExplain(int argc, char** argv) {
     return kExitFailure;
   }
   std::string out;
+  const PreTokenizerConfig& pre = (*encoder)->model().pre_tokenizer();
+  if (!pre.normalizer.identity() || pre.preset == "metaspace") {
+    StrAppend(&out, "text is prepared before it is split:",
+              pre.normalizer.form != NormalForm::kNone
+                  ? StrCat(" ", NormalFormName(pre.normalizer.form), " normalization")
+                  : "",
+              pre.normalizer.lowercase ? ", lowercase" : "",
+              pre.preset == "metaspace" ? ", spaces as \u2581" : "",
+              pre.preset == "metaspace" && pre.metaspace_prefix ? ", a \u2581 first" : "",
+              "; the pieces below are of the prepared text\n");
+  }
   std::vector<TokenId> all;
   for (size_t i = 0; i < pieces->size(); ++i) {
     PrintPiece((*encoder)->model(), i + 1, (*pieces)[i], out);

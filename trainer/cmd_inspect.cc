@@ -104,6 +104,7 @@ int PrintTokenizer(const std::string& path, const InspectCommandOptions& options
     max_len = std::max(max_len, tokens[id].size());
     total_len += tokens[id].size();
   }
+
   StrAppend(&out, "file:          ", path, " (", ModelFormatName(*format), ")\n");
   StrAppend(&out, "vocabulary:    ", model->VocabSize(), " tokens (", regular, " regular + ",
             specials, " special), ids 0..", tokens.size() - 1, "\n");
@@ -117,8 +118,39 @@ int PrintTokenizer(const std::string& path, const InspectCommandOptions& options
                                  : "every piece goes through the merges",
               "\n");
   }
-  StrAppend(&out, "pre-tokenizer: ", model->pre_tokenizer().preset, "\n");
-  StrAppend(&out, "pattern:       ", EffectivePattern(model->pre_tokenizer()), "\n");
+  const PreTokenizerConfig& pre = model->pre_tokenizer();
+  const std::span<const TokenId> fallback = model->byte_fallback_ids();
+  StrAppend(&out, "units:         ", UnitKindName(model->units().kind()),
+            model->units().kind() == UnitKind::kByte
+                ? " (byte-level: every byte has a token)"
+                : (fallback.empty()
+                       ? " (characters; those without a token become the unknown token)"
+                       : StrCat(" (characters; byte fallback: the 256 tokens <0x00>..<0xFF> at "
+                                "ids ", fallback.front(), "..", fallback.back(), ")")),
+            "\n");
+  size_t chars = 0;
+  if (model->units().kind() == UnitKind::kChar) {
+    std::vector<bool> skip(tokens.size(), false);
+    for (TokenId id : fallback) skip[id] = true;
+    for (const SpecialToken& s : model->special_tokens()) skip[s.id] = true;
+    for (TokenId id = 0; id < tokens.size(); ++id) {
+      chars += !skip[id] && !tokens[id].empty() && model->units().Length(tokens[id]) == 1;
+    }
+    StrAppend(&out, "characters:    ", chars, " single-character tokens\n");
+  }
+  StrAppend(&out, "normalizer:    ",
+            pre.normalizer.identity()
+                ? std::string("none")
+                : StrCat(NormalFormName(pre.normalizer.form),
+                         pre.normalizer.lowercase ? ", then lowercase" : ""),
+            "\n");
+  StrAppend(&out, "pre-tokenizer: ", pre.preset,
+            pre.preset == "metaspace"
+                ? (pre.metaspace_prefix ? " (spaces become \u2581, one goes first)"
+                                        : " (spaces become \u2581, no prefix)")
+                : "",
+            pre.split_digits ? ", then each digit alone" : "", "\n");
+  StrAppend(&out, "pattern:       ", EffectivePattern(pre), "\n");
   StrAppend(&out, "special tokens:");
   for (const SpecialToken& s : model->special_tokens()) StrAppend(&out, " ", s.content, "=", s.id);
   StrAppend(&out, specials == 0 ? " none\n" : "\n");

@@ -20,10 +20,11 @@ import sys
 
 TOOL_LABELS = {
     "tokenmill": "tokenmill",
+    "tokenmill-byte": "tokenmill byte-level",
     "hf": "HF tokenizers 0.23.2",
     "spm": "SentencePiece BPE",
 }
-SHORT_LABELS = {"tokenmill": "tokenmill", "hf": "HF", "spm": "SPM"}
+SHORT_LABELS = {"tokenmill": "tokenmill", "tokenmill-byte": "tokenmill byte", "hf": "HF", "spm": "SPM"}
 TRAIN_FIELDS = ["corpus", "bytes", "words", "tool", "run", "status", "limit_s", "wall_s",
                 "cpu_s", "rss_kb", "vocab"]
 ENCODE_FIELDS = ["corpus", "bytes", "tool", "tokenizer", "run", "status", "wall_s", "cpu_s",
@@ -131,7 +132,7 @@ class Summary:
 def train_report(runs_paths, outdir):
     rows = read_tsv(runs_paths, TRAIN_FIELDS)
     corpora = ordered_unique(r["corpus"] for r in rows)
-    tools = [t for t in ("tokenmill", "hf", "spm") if any(r["tool"] == t for r in rows)]
+    tools = [t for t in ("tokenmill", "tokenmill-byte", "hf", "spm") if any(r["tool"] == t for r in rows)]
     summaries = {}
     for corpus in corpora:
         for tool in tools:
