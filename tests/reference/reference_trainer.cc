@@ -21,9 +21,10 @@ uint32_t ByteLevelCodePoint(unsigned char b) {
 }
 
 // A symbol that never merges (a byte-fallback byte or the unknown token): marked by a leading
-// NUL and never equal to a character.
-std::string Opaque(std::string_view what) { return std::string(1, '\0') + std::string(what); }
-bool IsOpaque(const std::string& s) { return !s.empty() && s[0] == '\0' && s.size() > 1; }
+// 0xFF byte, which no UTF-8 text holds, so never equal to a character or a merge of characters
+// (NUL is a character: "\0a" is a token a corpus can form).
+std::string Opaque(std::string_view what) { return std::string(1, '\xff') + std::string(what); }
+bool IsOpaque(const std::string& s) { return !s.empty() && s[0] == '\xff'; }
 
 size_t CharLength(const std::string& s) {
   size_t n = 0;
