@@ -188,10 +188,6 @@ TEST(CharCli, BadFlagsAreOneLineErrorsWithExitCode2) {
 // 5 characters keep ' ', a, b, '\n', c (by count, then code point): d and 🦄 (2 occurrences)
 // and the byte become <unk>.
 //
-// PRODUCT BUG (the last two expectations): <unk> is merged like a character (see
-// CharTrain.UnknownTokenNeverMerges), so the vocabulary gets tokens such as " <unk>" and
-// " ab<unk>", and `tokenmill encode` then refuses the tokenizer.json train wrote: "field
-// 'model.merges[2]' refers to a token not in the vocab (' ' or '<unk>')".
 TEST(CharCli, WithoutByteFallbackTheSummarySaysHowMuchBecameUnknown) {
   TempDir dir;
   const std::string corpus = dir.Write("u.txt", "abc abd\nabc \xf0\x9f\xa6\x84 \xff\n");

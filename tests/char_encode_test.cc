@@ -46,6 +46,7 @@ struct Setting {
   bool byte_fallback = true;
   double coverage = 1.0;
   bool hf_compat = false;
+  std::string prefix = "", suffix = "";  // word-boundary markers
 };
 
 // A character model trained through the library as `train` does: each line counted (prepared
@@ -71,6 +72,8 @@ BpeModel TrainCharModel(const Setting& s, size_t vocab_size = 900,
   options.byte_fallback = s.byte_fallback;
   options.character_coverage = s.coverage;
   options.hf_compat = s.hf_compat;
+  options.continuing_subword_prefix = s.prefix;
+  options.end_of_word_suffix = s.suffix;
   options.pretokenizer = s.config;
   options.special_tokens = {"<s>"};
   options.special_tokens_at = SpecialTokensAt::kStart;
@@ -349,6 +352,9 @@ TEST(CharHfJson, WriteThenReadGivesTheSameModel) {
       {"nfkc lowercase unk", {nfkc_lower, false}},
       {"hf compat fallback", {Preset("gpt2"), true, 1.0, true}},
       {"hf compat neither", {Preset("gpt2"), false, 1.0, true}},
+      {"suffix", {Preset("whitespace"), true, 0.99, false, "", "</w>"}},
+      {"prefix", {Preset("gpt2"), true, 0.99, false, "##", ""}},
+      {"prefix and suffix unk", {Preset("whitespace"), false, 0.99, false, "##", "</w>"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -364,7 +370,10 @@ TEST(CharHfJson, WriteThenReadGivesTheSameModel) {
                                 << (back->specials == model.specials) << " pretokenizer "
                                 << (back->pretokenizer == model.pretokenizer) << " byte_fallback "
                                 << (back->byte_fallback == model.byte_fallback) << " unknown "
-                                << (back->unknown == model.unknown) << " units "
+                                << (back->unknown == model.unknown) << " markers "
+                                << (back->subword_prefix == model.subword_prefix &&
+                                    back->word_suffix == model.word_suffix)
+                                << " units "
                                 << (back->unit_kind == model.unit_kind);
     EXPECT_EQ(ToHfJson(*back), json);
     if (!c.setting.byte_fallback && !c.setting.hf_compat) {
@@ -379,6 +388,44 @@ TEST(CharHfJson, WriteThenReadGivesTheSameModel) {
       if (x.ok()) EXPECT_EQ(*x, *y);
     }
   }
+}
+
+
+// Word-boundary markers: a continuing-subword prefix is dropped in decoding, so with a split
+// that keeps every character (gpt2) decode(encode(x)) == x; an end-of-word suffix decodes to a
+// space after each word but the last (Hugging Face's BPEDecoder), which restores the spaces the
+// whitespace split drops.
+TEST(CharEncode, WordBoundaryMarkersDecodeAsHuggingFaceDoes) {
+  const BpeModel prefixed = TrainCharModel({Preset("gpt2"), true, 1.0, false, "##", ""}, 700);
+  ASSERT_FALSE(prefixed.subword_prefix.empty());
+  bool merged_a_prefixed = false;
+  for (const Merge& m : prefixed.merges) {
+    merged_a_prefixed = merged_a_prefixed || prefixed.tokens[m.right].starts_with("##");
+  }
+  EXPECT_TRUE(merged_a_prefixed);
+  absl::StatusOr<std::unique_ptr<Encoder>> encoder = Encoder::Create(prefixed);
+  ASSERT_TRUE(encoder.ok()) << encoder.status();
+  // Known characters: exact. A character without its prefixed token (the emoji, never seen,
+  // after the space of its piece) falls back to the bytes of "##" and itself, as Hugging Face's
+  // BPE does, so the prefix's text shows; an invalid byte is a piece of its own (no prefix).
+  for (const auto& [text, decoded] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"the lowest newer prices.\n", "the lowest newer prices.\n"},
+           {"x \xff y \xf0\x9f\x98\x80\n", "x \xff y ##\xf0\x9f\x98\x80\n"}}) {
+    absl::StatusOr<std::vector<TokenId>> ids = (*encoder)->Encode(text);
+    ASSERT_TRUE(ids.ok()) << ids.status();
+    EXPECT_EQ((*encoder)->Decode(*ids).value(), decoded);
+  }
+  const BpeModel suffixed =
+      TrainCharModel({Preset("whitespace"), true, 1.0, false, "", "</w>"}, 700);
+  absl::StatusOr<std::unique_ptr<Encoder>> words = Encoder::Create(suffixed);
+  ASSERT_TRUE(words.ok()) << words.status();
+  absl::StatusOr<std::vector<TokenId>> ids = (*words)->Encode("the  lowest\tnewer prices\n");
+  ASSERT_TRUE(ids.ok()) << ids.status();
+  EXPECT_EQ((*words)->Decode(*ids).value(), "the lowest newer prices");
+  // Each word's last token ends with the suffix.
+  std::string last = suffixed.tokens[ids->back()];
+  EXPECT_TRUE(last.ends_with("</w>")) << last;
 }
 
 }  // namespace

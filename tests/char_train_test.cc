@@ -74,6 +74,8 @@ ReferenceOptions ToReference(const TrainerOptions& options) {
   ref.character_coverage = options.character_coverage;
   ref.limit_alphabet = options.limit_alphabet;
   ref.byte_fallback = options.byte_fallback;
+  ref.prefix = options.continuing_subword_prefix;
+  ref.suffix = options.end_of_word_suffix;
   return ref;
 }
 
@@ -316,9 +318,6 @@ std::string Label(int i, const TrainerOptions& o) {
          " threads " + std::to_string(o.threads);
 }
 
-// PRODUCT BUG: the runs without byte fallback (and without hf_compat, so with "<unk>") fail
-// here, as UnknownTokenNeverMerges shows on its own: the product merges "<unk>". Every other
-// combination equals the reference.
 TEST(CharTrain, EqualsReferenceOnRandomCorpora) {
   std::mt19937_64 rng(20261201);
   int trained = 0, with_merges = 0, dropping = 0;
@@ -339,8 +338,35 @@ TEST(CharTrain, EqualsReferenceOnRandomCorpora) {
   EXPECT_GE(dropping, 60);      // many runs leave characters out of the alphabet
 }
 
-// PRODUCT BUG: as in EqualsReferenceOnRandomCorpora, the runs with "<unk>" (no byte fallback,
-// no hf_compat) fail: the product merges "<unk>".
+// Word-boundary markers (Hugging Face's continuing_subword_prefix / end_of_word_suffix): the
+// merges equal the reference's, whose marked symbols and prefix-dropping merges are its own.
+TEST(CharTrain, EqualsReferenceWithWordBoundaryMarkers) {
+  std::mt19937_64 rng(5150);
+  int with_merges = 0;
+  for (int i = 0; i < 200; ++i) {
+    const Words words = RandomWords(static_cast<CorpusKind>(i % kKinds), 10 + rng() % 60, rng);
+    TrainerOptions options = RandomCharOptions(words, i, rng);
+    if (i % 3 != 1) options.continuing_subword_prefix = "##";
+    if (i % 3 != 0) options.end_of_word_suffix = "</w>";
+    options.vocab_size += 300;  // room for the marked symbols
+    SCOPED_TRACE(Label(i, options) + " prefix '" + options.continuing_subword_prefix +
+                 "' suffix '" + options.end_of_word_suffix + "'");
+    absl::StatusOr<TrainResult> result = Train(WordSource::Borrow(ToCounts(words)), options);
+    const std::vector<ReferenceMerge> expected = ReferenceTrain(words, ToReference(options));
+    if (!result.ok()) {
+      EXPECT_THAT(std::string(result.status().message()), HasSubstr("no pair to merge"));
+      EXPECT_TRUE(expected.empty()) << Describe(expected);
+      continue;
+    }
+    EXPECT_TRUE(Bpe(*result).Validate().ok()) << Bpe(*result).Validate();
+    const std::vector<ReferenceMerge> actual = ProductMerges(*result);
+    EXPECT_EQ(actual, expected) << "product:\n" << Describe(actual) << "reference:\n"
+                                << Describe(expected);
+    with_merges += !expected.empty();
+  }
+  EXPECT_GE(with_merges, 150);
+}
+
 // Every option combination on a few fixed corpora: coverage and limit_alphabet both dropping
 // characters, byte fallback on and off, hf_compat on and off, specials at either end.
 TEST(CharTrain, EqualsReferenceForEveryOptionCombination) {
@@ -424,20 +450,13 @@ TEST(CharTrain, MaxTokenLengthCountsCharacters) {
   }
 }
 
-// "<unk>" listed as a special token keeps that id and is the unknown token (no second one).
 // "<unk>" listed among the special tokens (as SentencePiece-style setups list it) is the
 // unknown token: it keeps its one id (the listed place at the start; at the end the unknown
 // token's own place, after the specials at the start), is never doubled, and the vocabulary
 // still has room for vocab_size tokens.
 //
-// PRODUCT BUGS (found by this test):
-//  - listed at the start: training corrupts the heap and aborts ("munmap_chunk(): invalid
-//    pointer"; with a larger corpus it fails "the corpus yields no pair to merge (every word is
-//    a single byte)"). The unknown token is found among the specials and gets no new id, but the
-//    words seem to be split as if it had one (alphabet ids one too high; BuildAlphabet and
-//    BuildWords in lib/train/bpe/bpe_trainer.cc).
-//  - listed at the end: the model is [<unk>, a, b] with no merge although vocab_size 4 leaves
-//    room for "ab": the listed "<unk>" is counted against vocab_size a second time.
+// (It found two bugs, fixed: listed at the start the words were split with alphabet ids one
+// too high, which corrupted memory; listed at the end it was counted against vocab_size twice.)
 // Each case runs in a child process (a death-test style EXPECT_EXIT) so that the crash fails
 // this test only.
 void TrainWithListedUnknown(SpecialTokensAt at, size_t limit_alphabet) {
@@ -484,10 +503,8 @@ TEST(CharTrain, UnknownListedAsASpecialTokenIsThatToken) {
   }
 }
 
-// PRODUCT BUG (found by this test): without byte fallback the trainer merges the unknown token
-// "<unk>" like a character ('<unk>' + '<unk>' first here, then '<unk><unk>' + ...), and the
-// model fails Validate() ("merge 0 refers to an id that is not a regular token"). <unk> is a
-// special token (units.h) and must never merge, as the byte-fallback tokens never do.
+// Without byte fallback the unknown token "<unk>" is a special token (units.h) and never
+// merges, as the byte-fallback tokens never do (this test found it merged like a character).
 TEST(CharTrain, UnknownTokenNeverMerges) {
   const Words words = {{"\xff\xff", 5}, {"ab", 1}};
   TrainerOptions options;
@@ -542,9 +559,6 @@ TEST(CharTrain, SameModelWithOneTwoAndEightThreads) {
 
 // ---- resume -------------------------------------------------------------------------------
 
-// PRODUCT BUG: runs with "<unk>" (no byte fallback, no hf_compat) whose training merged
-// "<unk>" (UnknownTokenNeverMerges) cannot be resumed: "merge 1 of the checkpoint ('<unk>' +
-// '<unk>') does not occur in these word counts". The others resume to the uninterrupted model.
 TEST(CharTrain, ResumingFromAPrefixOfTheMergesGivesTheUninterruptedModel) {
   std::mt19937_64 rng(4242);
   int resumed_runs = 0;
@@ -578,9 +592,6 @@ TEST(CharTrain, ResumingFromAPrefixOfTheMergesGivesTheUninterruptedModel) {
   EXPECT_GE(resumed_runs, 70);
 }
 
-// PRODUCT BUG: the byte_fallback = false half fails (the corpus has characters the coverage
-// leaves out, so "<unk>" occurs and gets merged; the resume then refuses the '<unk>' + '<unk>'
-// merge). The byte-fallback half passes.
 TEST(CharTrain, ResumingALargeCorpusAtSeveralPointsGivesTheUninterruptedModel) {
   const WordCounts counts = ToCounts(ManyWords(5000, 5));
   for (bool fallback : {false, true}) {

@@ -120,6 +120,12 @@ void RegisterTrainFlags(FlagSet& flags, TrainCommandOptions* options) {
                   "share of all character occurrences, in (0, 1] (SentencePiece's rule)");
   flags.AddSize("limit-alphabet", &run.trainer.limit_alphabet,
                 "--unit char: at most this many characters in the alphabet (0: no limit)");
+  flags.AddString("continuing-subword-prefix", &run.trainer.continuing_subword_prefix,
+                  "--unit char: mark every symbol of a word but the first with this (e.g. ##), "
+                  "as Hugging Face's BpeTrainer does; decoding drops it");
+  flags.AddString("end-of-word-suffix", &run.trainer.end_of_word_suffix,
+                  "--unit char: mark each word's last symbol with this (e.g. </w>, "
+                  "subword-nmt's); decoding turns it into a space");
   flags.AddBool("byte-fallback", &run.trainer.byte_fallback,
                 "--unit char: characters outside the alphabet become the 256 byte tokens "
                 "<0x00>..<0xFF>; =false maps them to one <unk> token instead");

@@ -33,6 +33,7 @@ constexpr std::string_view kOptions[] = {
     "min_frequency", "max_token_length", "hf_compat", "hf_all_bytes", "checkpoint", "checkpoint_every",
     "checkpoint_interval", "ignore_corpus_change", "inputs", "algorithm", "units",
     "character_coverage", "limit_alphabet", "byte_fallback", "unknown_bytes",
+    "continuing_subword_prefix", "end_of_word_suffix",
 };
 
 }  // namespace

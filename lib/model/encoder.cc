@@ -32,24 +32,37 @@ Encoder::Encoder(std::unique_ptr<const Model> model, std::unique_ptr<TextPrep> p
   }
   unencodable_ = model_->units().UnencodableBytes(tokens_, is_special);
   const PreTokenizerConfig& pre = model_->pre_tokenizer();
-  if (pre.preset == "metaspace") {
+  prefix_ = std::string(model_->continuing_subword_prefix());
+  suffix_ = std::string(model_->end_of_word_suffix());
+  const bool metaspace = pre.preset == "metaspace";
+  if (metaspace || !prefix_.empty() || !suffix_.empty()) {
     std::vector<bool> is_byte(tokens_.size(), false);
     for (TokenId id : model_->byte_fallback_ids()) is_byte[id] = true;
     decoded_.resize(tokens_.size());
     for (size_t id = 0; id < tokens_.size(); ++id) {
-      if (is_special[id] || is_byte[id]) {
-        decoded_[id] = tokens_[id];
-        continue;
-      }
-      std::string_view t = tokens_[id];
-      for (size_t at; (at = t.find(kMetaspace)) != std::string_view::npos;) {
-        StrAppend(&decoded_[id], t.substr(0, at), " ");
-        t.remove_prefix(at + kMetaspace.size());
-      }
-      decoded_[id] += t;
+      decoded_[id] = is_special[id] || is_byte[id] ? tokens_[id] : DecodedToken(tokens_[id], " ");
     }
-    strip_prefix_ = pre.metaspace_prefix;
+    strip_prefix_ = metaspace && pre.metaspace_prefix;
   }
+}
+
+std::string Encoder::DecodedToken(std::string_view token, std::string_view suffix_as) const {
+  // Hugging Face's decoders, in their order: Replace(prefix, ""), BPEDecoder(suffix),
+  // Replace("▁", " ").
+  auto replace_all = [](std::string_view text, std::string_view pattern, std::string_view with) {
+    std::string out;
+    for (size_t at; (at = text.find(pattern)) != std::string_view::npos;) {
+      StrAppend(&out, text.substr(0, at), with);
+      text.remove_prefix(at + pattern.size());
+    }
+    out += text;
+    return out;
+  };
+  std::string out(token);
+  if (!prefix_.empty()) out = replace_all(out, prefix_, "");
+  if (!suffix_.empty()) out = replace_all(out, suffix_, suffix_as);
+  if (model_->pre_tokenizer().preset == "metaspace") out = replace_all(out, kMetaspace, " ");
+  return out;
 }
 
 absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Create(std::unique_ptr<const Model> model,
@@ -281,7 +294,11 @@ absl::Status Encoder::DecodeTo(absl::Span<const TokenId> ids, std::string& out) 
       return absl::InvalidArgumentError(
           StrCat("id ", id, " (position ", i, ") is not in the vocabulary"));
     }
-    out += tokens[id];
+    if (i + 1 == ids.size() && !suffix_.empty() && !decoded_.empty() && decoded_[id] != tokens_[id]) {
+      out += DecodedToken(tokens_[id], "");  // no space after the last word
+    } else {
+      out += tokens[id];
+    }
   }
   if (strip_prefix_ && out.size() > start && out[start] == ' ') out.erase(start, 1);
   return absl::OkStatus();

@@ -110,6 +110,8 @@ class Encoder {
           std::unique_ptr<SpecialTokenMatcher> specials, std::unique_ptr<PieceEncoder> pieces,
           UnknownBytes unknown_bytes);
 
+  // A token's decoded bytes: markers dropped (the suffix as `suffix_as`), "▁" as a space.
+  std::string DecodedToken(std::string_view token, std::string_view suffix_as) const;
   // EncodeOrdinary for a model whose text is prepared first.
   void EncodePrepared(std::string_view text, std::vector<TokenId>& out) const;
   // Ordinary text at `offset` in the text being encoded, for a vocabulary without some bytes.
@@ -135,6 +137,7 @@ class Encoder {
   // comes first.
   std::vector<std::string> decoded_;
   bool strip_prefix_ = false;
+  std::string prefix_, suffix_;  // the model's word-boundary markers
   std::vector<TokenId> special_ids_;               // parallel to specials_->tokens()
   std::unique_ptr<PieceEncoder> pieces_;
   std::bitset<256> unencodable_;

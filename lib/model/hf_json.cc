@@ -20,6 +20,7 @@ namespace {
 // (model/bpe/bpe_hf_json.h appends chunks built in parallel).
 std::vector<std::string> HfJsonPieces(const Model& model) {
   const Units& units = model.units();
+  const BpeModel* bpe = AsBpe(model);
   std::string head;
   head += "{\n  \"version\": \"1.0\",\n  \"truncation\": null,\n  \"padding\": null,\n";
   head += "  \"added_tokens\": [";
@@ -38,7 +39,10 @@ std::vector<std::string> HfJsonPieces(const Model& model) {
   head += units.HfPreTokenizer(model.pre_tokenizer());
   head += ",\n  \"post_processor\": null,\n";
   StrAppend(&head, "  \"decoder\": ",
-            units.HfDecoder(model.pre_tokenizer(), !model.byte_fallback_ids().empty()), ",");
+            units.HfDecoder(model.pre_tokenizer(), !model.byte_fallback_ids().empty(),
+                            bpe != nullptr ? bpe->subword_prefix : "",
+                            bpe != nullptr ? bpe->word_suffix : ""),
+            ",");
   StrAppend(&head, "\n  \"model\": {\n    \"type\": \"", ModelTypeName(model.type()), "\",\n");
   std::vector<std::string> pieces;
   pieces.push_back(std::move(head));

@@ -54,6 +54,11 @@ class Model {
   // The ids of the byte-fallback tokens of bytes 0..255 (character units, units.h), or none.
   // They are no regular tokens for TokenIndex(): their bytes may be a character token's too.
   virtual std::span<const TokenId> byte_fallback_ids() const { return {}; }
+  // Word-boundary markers in the tokens' bytes (character units): a word's later pieces start
+  // with the prefix, its last ends with the suffix. Decoding drops the prefix and turns the
+  // suffix into a space (none after the last token), as Hugging Face's decoders do.
+  virtual std::string_view continuing_subword_prefix() const { return {}; }
+  virtual std::string_view end_of_word_suffix() const { return {}; }
   // What the model's tokens are made of (bytes, ...): see units.h.
   virtual const Units& units() const = 0;
   // Checks the model's own contract (ids in range, no two tokens with the same bytes, ...).

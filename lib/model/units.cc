@@ -7,6 +7,7 @@
 #include <tbb/parallel_for.h>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 #include "common/byte_level.h"
 #include "common/utf8.h"
@@ -16,6 +17,8 @@
 
 namespace tokenmill {
 namespace {
+
+constexpr std::string_view kMetaspaceText = "\xE2\x96\x81";  // U+2581
 
 std::string HfSequence(std::string_view field, const std::vector<std::string>& parts) {
   std::string out = StrCat(R"({"type":"Sequence",")", field, R"(":[)");
@@ -120,7 +123,8 @@ class ByteUnits : public Units {
         R"({"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":false})");
     return HfSequence("pretokenizers", parts);
   }
-  std::string HfDecoder(const PreTokenizerConfig& config, bool) const override {
+  std::string HfDecoder(const PreTokenizerConfig& config, bool, std::string_view,
+                        std::string_view) const override {
     std::string byte_level =
         R"({"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true,"use_regex":true})";
     if (config.preset != "metaspace") return byte_level;
@@ -130,17 +134,17 @@ class ByteUnits : public Units {
 
 class CharSplitter : public SymbolSplitter {
  public:
-  CharSplitter(const Alphabet& alphabet, uint32_t first_id) {
+  CharSplitter(const Alphabet& alphabet, uint32_t first_id)
+      : prefix_(!alphabet.continuing_prefix.empty()), suffix_(!alphabet.end_suffix.empty()) {
     uint32_t max_cp = 0;
-    std::vector<std::pair<uint32_t, uint32_t>> chars;
-    for (size_t i = alphabet.first_char(); i < alphabet.symbols.size(); ++i) {
-      const uint32_t cp = DecodeOne(alphabet.symbols[i]);
-      chars.emplace_back(cp, first_id + static_cast<uint32_t>(i));
-      max_cp = std::max(max_cp, cp);
+    for (const auto& [cp, variant] : alphabet.chars) max_cp = std::max(max_cp, cp);
+    for (auto& table : id_) table.assign(alphabet.chars.empty() ? 0 : size_t{max_cp} + 1, kNone);
+    for (size_t k = 0; k < alphabet.chars.size(); ++k) {
+      const auto [cp, variant] = alphabet.chars[k];
+      id_[variant][cp] = first_id + static_cast<uint32_t>(alphabet.first_char() + k);
     }
-    id_.assign(chars.empty() ? 0 : size_t{max_cp} + 1, kNone);
-    for (const auto& [cp, id] : chars) id_[cp] = id;
     if (alphabet.unknown) unknown_ = first_id;
+    if (alphabet.unknown_id != kNone) unknown_ = alphabet.unknown_id;
     if (alphabet.byte_fallback) bytes_ = first_id + (alphabet.unknown ? 1 : 0);
   }
 
@@ -150,8 +154,9 @@ class CharSplitter : public SymbolSplitter {
     uint32_t* start = out;
     for (size_t i = 0; i < n;) {
       const CodePoint c = DecodeCodePoint(s, n, i);
-      if (c.cp >= 0 && static_cast<size_t>(c.cp) < id_.size() && id_[c.cp] != kNone) {
-        *out++ = id_[c.cp];
+      const std::vector<uint32_t>& table = id_[CharVariantAt(i == 0, i + c.len >= n, prefix_, suffix_)];
+      if (c.cp >= 0 && static_cast<size_t>(c.cp) < table.size() && table[c.cp] != kNone) {
+        *out++ = table[c.cp];
       } else if (bytes_ != kNone) {
         for (size_t k = 0; k < c.len; ++k) *out++ = bytes_ + s[i + k];
       } else if (unknown_ != kNone) {
@@ -164,11 +169,8 @@ class CharSplitter : public SymbolSplitter {
 
  private:
   static constexpr uint32_t kNone = UINT32_MAX;
-  static uint32_t DecodeOne(std::string_view ch) {
-    return static_cast<uint32_t>(
-        DecodeCodePoint(reinterpret_cast<const unsigned char*>(ch.data()), ch.size(), 0).cp);
-  }
-  std::vector<uint32_t> id_;  // by code point
+  std::vector<uint32_t> id_[4];  // by CharVariant, then code point
+  bool prefix_, suffix_;
   uint32_t unknown_ = kNone;
   uint32_t bytes_ = kNone;  // the fallback token of byte 0
 };
@@ -215,7 +217,22 @@ class CharUnits : public Units {
     if (alphabet.byte_fallback) {
       for (int b = 0; b < 256; ++b) alphabet.symbols.emplace_back(1, static_cast<char>(b));
     }
-    for (const auto& [cp, count] : counts.chars) alphabet.symbols.push_back(EncodeUtf8(cp));
+    alphabet.continuing_prefix = options.continuing_prefix;
+    alphabet.end_suffix = options.end_suffix;
+    for (const auto& [cp, count] : counts.chars) alphabet.chars.emplace_back(cp, kPlainChar);
+    if (!options.continuing_prefix.empty() || !options.end_suffix.empty()) {
+      std::vector<uint32_t> kept(counts.chars.size());
+      for (size_t k = 0; k < kept.size(); ++k) kept[k] = counts.chars[k].first;
+      std::vector<std::pair<uint32_t, uint8_t>> variants =
+          CharVariants(words, kept, !options.continuing_prefix.empty(), !options.end_suffix.empty());
+      alphabet.chars.insert(alphabet.chars.end(), variants.begin(), variants.end());
+    }
+    for (const auto& [cp, variant] : alphabet.chars) {
+      std::string symbol = (variant & kPrefixedChar) ? options.continuing_prefix : std::string();
+      AppendUtf8(cp, symbol);
+      if (variant & kSuffixedChar) symbol += options.end_suffix;
+      alphabet.symbols.push_back(std::move(symbol));
+    }
     return alphabet;
   }
 
@@ -250,11 +267,35 @@ class CharUnits : public Units {
     if (parts.size() == 1) return parts[0];
     return HfSequence("pretokenizers", parts);
   }
-  std::string HfDecoder(const PreTokenizerConfig& config, bool byte_fallback) const override {
+  // Per token: the markers go (the prefix, and the suffix as a space but after the last
+  // token: Hugging Face's BPEDecoder), "▁" becomes a space; then byte-fallback runs become
+  // their bytes, the tokens are joined, and the prefix's space goes: Hugging Face's Llama
+  // decoders. (Its Metaspace decoder would drop every "▁" of the first token, which after Fuse
+  // is all of them.)
+  std::string HfDecoder(const PreTokenizerConfig& config, bool byte_fallback,
+                        std::string_view prefix, std::string_view suffix) const override {
     std::vector<std::string> parts;
+    auto replace = [&](std::string_view pattern, std::string_view content) {
+      std::string part = R"({"type":"Replace","pattern":{"String":)";
+      AppendJsonString(pattern, part);
+      part += R"(},"content":)";
+      AppendJsonString(content, part);
+      part += "}";
+      parts.push_back(std::move(part));
+    };
+    if (!prefix.empty()) replace(prefix, "");
+    if (!suffix.empty()) {
+      std::string part = R"({"type":"BPEDecoder","suffix":)";
+      AppendJsonString(suffix, part);
+      parts.push_back(part + "}");
+    }
+    const bool metaspace = config.preset == "metaspace";
+    if (metaspace) replace(kMetaspaceText, " ");
     if (byte_fallback) parts.push_back(R"({"type":"ByteFallback"})");
     parts.push_back(R"({"type":"Fuse"})");
-    if (config.preset == "metaspace") parts.push_back(HfMetaspace(config));
+    if (metaspace && config.metaspace_prefix) {
+      parts.push_back(R"({"type":"Strip","content":" ","start":1,"stop":0})");
+    }
     return HfSequence("decoders", parts);
   }
 
@@ -263,6 +304,38 @@ class CharUnits : public Units {
     std::vector<std::pair<uint32_t, uint64_t>> chars;  // code point, occurrences
     uint64_t invalid_bytes = 0;
   };
+  // The variants other than plain of the characters `kept` (sorted) that the words hold, by
+  // code point and kind.
+  static std::vector<std::pair<uint32_t, uint8_t>> CharVariants(
+      std::span<const std::pair<std::string_view, uint64_t>> words,
+      const std::vector<uint32_t>& kept, bool prefix, bool suffix) {
+    tbb::enumerable_thread_specific<absl::flat_hash_set<uint64_t>> locals;
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, words.size(), 4096),
+                      [&](const tbb::blocked_range<size_t>& range) {
+      absl::flat_hash_set<uint64_t>& local = locals.local();
+      for (size_t w = range.begin(); w < range.end(); ++w) {
+        const std::string_view word = words[w].first;
+        const auto* s = reinterpret_cast<const unsigned char*>(word.data());
+        for (size_t i = 0; i < word.size();) {
+          const CodePoint c = DecodeCodePoint(s, word.size(), i);
+          const uint8_t variant = CharVariantAt(i == 0, i + c.len >= word.size(), prefix, suffix);
+          if (variant != kPlainChar && c.cp >= 0 &&
+              std::binary_search(kept.begin(), kept.end(), static_cast<uint32_t>(c.cp))) {
+            local.insert(uint64_t{static_cast<uint32_t>(c.cp)} << 8 | variant);
+          }
+          i += c.len;
+        }
+      }
+    });
+    std::vector<uint64_t> all;
+    for (const auto& local : locals) all.insert(all.end(), local.begin(), local.end());
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    std::vector<std::pair<uint32_t, uint8_t>> variants;
+    for (uint64_t v : all) variants.emplace_back(static_cast<uint32_t>(v >> 8), static_cast<uint8_t>(v & 0xFF));
+    return variants;
+  }
+
   static CharCounts CountChars(std::span<const std::pair<std::string_view, uint64_t>> words) {
     struct Local {
       absl::flat_hash_map<uint32_t, uint64_t> chars;

@@ -55,6 +55,9 @@ struct AlphabetOptions {
   // hf_compat and neither, they are dropped from the words, as Hugging Face's trainer does).
   bool byte_fallback = true;
   bool unknown_token = false;
+  // Characters: word-boundary markers (TrainerOptions::continuing_subword_prefix, ...).
+  std::string continuing_prefix;
+  std::string end_suffix;
 };
 
 // The length of a token that never merges (byte-fallback tokens): more than any two others.
@@ -77,7 +80,28 @@ struct Alphabet {
   size_t distinct_chars = 0;
   // The index in `symbols` of the first character (after <unk> and byte tokens).
   size_t first_char() const { return (unknown ? 1 : 0) + (byte_fallback ? 256 : 0); }
+  // Character units: symbols[first_char() + k] is character chars[k].first as a word's symbol
+  // of kind chars[k].second (a CharVariant mask: with the prefix when not the word's first,
+  // with the suffix when its last). The plain characters come first, by code point, then the
+  // variants that occur, by code point and kind.
+  std::vector<std::pair<uint32_t, uint8_t>> chars;
+  std::string continuing_prefix, end_suffix;  // the markers, or ""
+  // The id of the unknown token when it is not symbols[0] (a special token listed before the
+  // alphabet), else UINT32_MAX.
+  uint32_t unknown_id = UINT32_MAX;
 };
+
+// How a character appears as a word's symbol with word-boundary markers.
+enum CharVariant : uint8_t {
+  kPlainChar = 0,
+  kPrefixedChar = 1,  // continuing_subword_prefix + c: not the word's first symbol
+  kSuffixedChar = 2,  // c + end_of_word_suffix: the word's last symbol
+};
+// The variant of the symbol at a word's position (first, last) under these markers.
+inline uint8_t CharVariantAt(bool first, bool last, bool has_prefix, bool has_suffix) {
+  return static_cast<uint8_t>((!first && has_prefix ? kPrefixedChar : 0) |
+                              (last && has_suffix ? kSuffixedChar : 0));
+}
 
 // Words to the ids of their initial symbols, for one alphabet.
 class SymbolSplitter {
@@ -118,8 +142,11 @@ class Units {
   virtual absl::StatusOr<std::string> TextToToken(std::string_view text) const = 0;
   // The "pre_tokenizer" object that splits as `config` does, and the "decoder" object of a
   // model with these units and that pre-tokenizer (`byte_fallback`: it has <0xNN> tokens).
+  // `prefix` and `suffix`: the model's word-boundary markers (character units), or "".
   virtual std::string HfPreTokenizer(const PreTokenizerConfig& config) const = 0;
-  virtual std::string HfDecoder(const PreTokenizerConfig& config, bool byte_fallback) const = 0;
+  virtual std::string HfDecoder(const PreTokenizerConfig& config, bool byte_fallback,
+                                std::string_view prefix = "",
+                                std::string_view suffix = "") const = 0;
 };
 
 // "<0x41>": how tokenizer.json and SentencePiece name the byte-fallback token of a byte.

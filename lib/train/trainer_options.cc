@@ -48,6 +48,8 @@ std::span<const OptionField<TrainerOptions>> TrainerOptions::Fields() {
       Field<&O::character_coverage>(12, "character_coverage", E::kChangesResult),
       Field<&O::limit_alphabet>(13, "limit_alphabet", E::kChangesResult),
       Field<&O::byte_fallback>(14, "byte_fallback", E::kChangesResult),
+      Field<&O::continuing_subword_prefix>(15, "continuing_subword_prefix", E::kChangesResult),
+      Field<&O::end_of_word_suffix>(16, "end_of_word_suffix", E::kChangesResult),
   };
   return kFields;
 }
@@ -82,6 +84,18 @@ absl::Status TrainerOptions::Validate() const {
     return OptionError("`limit_alphabet` applies only to character units (`units` char); byte "
                        "units always have the 256 bytes",
                        {"limit_alphabet", "units"});
+  }
+  if (units != UnitKind::kChar &&
+      (!continuing_subword_prefix.empty() || !end_of_word_suffix.empty())) {
+    return OptionError("`continuing_subword_prefix` and `end_of_word_suffix` apply to character "
+                       "units (`units` char)",
+                       {"continuing_subword_prefix", "end_of_word_suffix", "units"});
+  }
+  if (continuing_subword_prefix.find(' ') != std::string::npos ||
+      end_of_word_suffix.find(' ') != std::string::npos) {
+    return OptionError("`continuing_subword_prefix` and `end_of_word_suffix` must not hold a "
+                       "space (tokenizer.json's merges are written \"left right\")",
+                       {"continuing_subword_prefix", "end_of_word_suffix"});
   }
   if (units == UnitKind::kChar && hf_all_bytes) {
     return OptionError("`hf_all_bytes` applies only to byte units; character units have "

@@ -63,6 +63,12 @@ struct TrainerOptions {
   // false, one unknown token "<unk>" (a special token, first id after those specials), or with
   // hf_compat nothing (Hugging Face's trainer drops them from the words).
   bool byte_fallback = true;
+  // Character units, classic BPE's word-boundary markers (Hugging Face's BpeTrainer options):
+  // every symbol of a word but its first carries continuing_subword_prefix (e.g. "##"), the
+  // last one end_of_word_suffix (e.g. "</w>", Sennrich's subword-nmt). A merge drops the right
+  // token's prefix ("a" + "##b" = "ab"). Empty: none.
+  std::string continuing_subword_prefix;
+  std::string end_of_word_suffix;
   // Worker threads (0: all cores). Never changes the result.
   int threads = 0;
   // BPE, for tests: when resuming, leave out of the pair table the pairs counted below this

@@ -85,13 +85,19 @@ size_t CharWords(const std::map<std::string, uint64_t>& summed, const ReferenceO
     vocab.insert(s);
     ++ids;
   }
+  // Marked symbols: (code point, 1 prefixed / 2 suffixed / 3 both) as the words hold them.
+  std::set<std::pair<uint32_t, int>> marked;
   for (const auto& [w, c] : summed) {
     std::vector<std::string> symbols;
     for (size_t i = 0; i < w.size();) {
       Utf8Sequence seq = DecodeUtf8At(w, i);
       const size_t len = seq.length == 0 ? 1 : seq.length;
       if (seq.length > 0 && kept.count(seq.code_point) > 0) {
-        symbols.push_back(w.substr(i, len));
+        const bool prefixed = i > 0 && !options.prefix.empty();
+        const bool suffixed = i + len == w.size() && !options.suffix.empty();
+        symbols.push_back((prefixed ? options.prefix : "") + w.substr(i, len) +
+                          (suffixed ? options.suffix : ""));
+        if (prefixed || suffixed) marked.insert({seq.code_point, (prefixed ? 1 : 0) | (suffixed ? 2 : 0)});
       } else if (options.byte_fallback) {
         for (size_t k = 0; k < len; ++k) symbols.push_back(Opaque(w.substr(i + k, 1)));
       } else if (unknown) {
@@ -101,6 +107,14 @@ size_t CharWords(const std::map<std::string, uint64_t>& summed, const ReferenceO
     }
     words.push_back(symbols);
     counts.push_back(c);
+  }
+  for (const auto& [cp, kind] : marked) {
+    std::string s = (kind & 1) ? options.prefix : "";
+    AppendUtf8(cp, s);
+    if (kind & 2) s += options.suffix;
+    id_of[s] = next_id++;
+    vocab.insert(s);
+    ++ids;
   }
   return ids;
 }
@@ -153,6 +167,8 @@ std::vector<ReferenceMerge> ReferenceTrain(
     vocab.insert(s);
   }
   std::vector<ReferenceMerge> merges;
+  std::map<std::string, size_t> char_length_of;  // merged tokens' lengths in characters
+  for (const std::string& t : vocab) char_length_of[t] = 1;
   size_t vocab_count = (options.chars ? alphabet_ids : vocab.size()) + options.num_special_tokens;
   while (vocab_count < options.vocab_size) {
     std::map<std::pair<std::string, std::string>, uint64_t> pair_counts;
@@ -165,7 +181,13 @@ std::vector<ReferenceMerge> ReferenceTrain(
     uint64_t best_count = 0;
     for (const auto& [pair, count] : pair_counts) {
       if (options.chars && (IsOpaque(pair.first) || IsOpaque(pair.second))) continue;
-      const size_t length = options.chars ? CharLength(pair.first) + CharLength(pair.second)
+      // Characters: a symbol of the alphabet is 1 long (its markers count nothing), a merged
+      // token its parts' sum.
+      auto char_length = [&](const std::string& t) {
+        auto it = char_length_of.find(t);
+        return it != char_length_of.end() ? it->second : CharLength(t);
+      };
+      const size_t length = options.chars ? char_length(pair.first) + char_length(pair.second)
                                           : pair.first.size() + pair.second.size();
       if (options.max_token_length > 0 && length > options.max_token_length) continue;
       bool better;
@@ -185,7 +207,18 @@ std::vector<ReferenceMerge> ReferenceTrain(
       }
     }
     if (best == nullptr || best_count < options.min_frequency) break;
-    std::string merged = best->first + best->second;
+    std::string right = best->second;
+    if (!options.prefix.empty() && right.rfind(options.prefix, 0) == 0) {
+      right = right.substr(options.prefix.size());
+    }
+    std::string merged = best->first + right;
+    if (options.chars) {
+      auto length = [&](const std::string& t) {
+        auto it = char_length_of.find(t);
+        return it != char_length_of.end() ? it->second : CharLength(t);
+      };
+      char_length_of.emplace(merged, length(best->first) + length(best->second));
+    }
     merges.push_back({best->first, best->second, best_count});
     if (vocab.insert(merged).second) {
       id_of[merged] = next_id++;

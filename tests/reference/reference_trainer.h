@@ -29,6 +29,11 @@ struct ReferenceOptions {
   double character_coverage = 1.0;
   size_t limit_alphabet = 0;
   bool byte_fallback = true;
+  // Character units, word-boundary markers: a word's symbols but the first carry `prefix`, its
+  // last `suffix`; the alphabet's marked symbols follow the plain characters, by code point,
+  // then (prefixed, suffixed, both); a merge drops the right symbol's prefix.
+  std::string prefix;
+  std::string suffix;
 };
 
 struct ReferenceMerge {

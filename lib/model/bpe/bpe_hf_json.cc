@@ -48,8 +48,17 @@ void AppendBpeModelJson(const BpeModel& model, std::vector<std::string>& pieces)
   } else {
     head += "null";
   }
-  head += ",\n    \"continuing_subword_prefix\": null,\n    \"end_of_word_suffix\": null,\n"
-          "    \"fuse_unk\": false,\n";
+  auto optional_string = [&](std::string_view field, const std::string& value) {
+    StrAppend(&head, ",\n    \"", field, "\": ");
+    if (value.empty()) {
+      head += "null";
+    } else {
+      AppendJsonString(value, head);
+    }
+  };
+  optional_string("continuing_subword_prefix", model.subword_prefix);
+  optional_string("end_of_word_suffix", model.word_suffix);
+  head += ",\n    \"fuse_unk\": false,\n";
   StrAppend(&head, "    \"byte_fallback\": ", model.byte_fallback.empty() ? "false" : "true",
             ",\n");
   StrAppend(&head, "    \"ignore_merges\": ", model.ignore_merges ? "true" : "false", ",\n");
@@ -191,7 +200,12 @@ absl::Status ParseMerges(simdjson::dom::element model_json, std::string_view sou
       return HfJsonFieldError(source, field, "is not byte-level text");
     }
     auto l = index.find(*left_bytes), r = index.find(*right_bytes);
-    auto result = index.find(*left_bytes + *right_bytes);
+    std::string_view right_part = *right_bytes;
+    if (!model.subword_prefix.empty() &&
+        right_part.starts_with(model.subword_prefix)) {
+      right_part.remove_prefix(model.subword_prefix.size());
+    }
+    auto result = index.find(StrCat(*left_bytes, right_part));
     if (l == index.end() || r == index.end()) {
       return HfJsonFieldError(source, field, StrCat("refers to a token not in the vocab ('", left,
                                                      "' or '", right, "')"));
@@ -210,6 +224,14 @@ absl::Status ParseMerges(simdjson::dom::element model_json, std::string_view sou
 
 absl::Status ParseBpeModelFlags(simdjson::dom::element model_json, std::string_view source,
                                 BpeModel& model) {
+  for (auto [field, target] : {std::pair{"continuing_subword_prefix", &model.subword_prefix},
+                               std::pair{"end_of_word_suffix", &model.word_suffix}}) {
+    simdjson::dom::element e;
+    if (model_json[field].get(e) || e.is_null()) continue;
+    std::string_view value;
+    if (e.get(value)) return HfJsonFieldError(source, StrCat("model.", field), "is not a string");
+    target->assign(value);
+  }
   if (simdjson::dom::element e; !model_json["ignore_merges"].get(e) && !e.is_null()) {
     if (e.get(model.ignore_merges)) {
       return HfJsonFieldError(source, "model.ignore_merges", "is not a boolean");

@@ -12,6 +12,7 @@ bool BpeModel::operator==(const BpeModel& other) const {
   return tokens == other.tokens && merges == other.merges && specials == other.specials &&
          pretokenizer == other.pretokenizer && unit_kind == other.unit_kind &&
          byte_fallback == other.byte_fallback && unknown == other.unknown &&
+         subword_prefix == other.subword_prefix && word_suffix == other.word_suffix &&
          ignore_merges == other.ignore_merges && priority == other.priority;
 }
 
@@ -56,6 +57,11 @@ absl::Status BpeModel::Validate() const {
       }
     }
   }
+  if (unit_kind != UnitKind::kChar && (!subword_prefix.empty() || !word_suffix.empty())) {
+    return absl::InvalidArgumentError(
+        "word-boundary markers (continuing_subword_prefix, end_of_word_suffix) need character "
+        "units; tokenmill does not read them with a ByteLevel pre-tokenizer");
+  }
   if (unknown && !special_ids.contains(*unknown)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("the unknown token (id %d) is not a special token", *unknown));
@@ -81,8 +87,12 @@ absl::Status BpeModel::Validate() const {
     }
     const std::string& left = tokens[m.left];
     std::string_view result = tokens[m.result];
-    if (result.size() != left.size() + tokens[m.right].size() || !result.starts_with(left) ||
-        !result.ends_with(tokens[m.right])) {
+    std::string_view right = tokens[m.right];
+    if (!subword_prefix.empty() && right.starts_with(subword_prefix)) {
+      right.remove_prefix(subword_prefix.size());
+    }
+    if (result.size() != left.size() + right.size() || !result.starts_with(left) ||
+        !result.ends_with(right)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "merge %d: token %d is not the concatenation of tokens %d and %d", rank, m.result,
           m.left, m.right));

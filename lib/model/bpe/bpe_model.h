@@ -56,6 +56,10 @@ struct BpeModel final : Model {
   UnitKind unit_kind = UnitKind::kByte;
   std::vector<TokenId> byte_fallback;  // empty, or the ids of bytes 0..255
   std::optional<TokenId> unknown;
+  // Character units, word-boundary markers (TrainerOptions): a word's later symbols carry the
+  // prefix, its last one the suffix; a merge's result drops its right part's prefix.
+  std::string subword_prefix;  // tokenizer.json's continuing_subword_prefix
+  std::string word_suffix;     // tokenizer.json's end_of_word_suffix
   // When true, a pre-tokenized piece that is itself a token encodes as that one token before
   // any merge is tried (tiktoken's rule; Hugging Face's `ignore_merges`). When false, every
   // piece goes through the merges (Hugging Face's default).
@@ -69,6 +73,8 @@ struct BpeModel final : Model {
   std::span<const std::string> token_bytes() const override { return tokens; }
   std::span<const SpecialToken> special_tokens() const override { return specials; }
   std::span<const TokenId> byte_fallback_ids() const override { return byte_fallback; }
+  std::string_view continuing_subword_prefix() const override { return subword_prefix; }
+  std::string_view end_of_word_suffix() const override { return word_suffix; }
   const PreTokenizerConfig& pre_tokenizer() const override { return pretokenizer; }
   const Units& units() const override { return UnitsOf(unit_kind); }
   // Checks the contract above: merge ids in range, each merge's result is the concatenation of

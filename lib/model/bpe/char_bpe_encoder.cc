@@ -23,21 +23,32 @@ CharBpeEncoder::CharBpeEncoder(const BpeModel& model, const EncoderOptions& opti
     }
   }
   if (model.unknown) unknown_ = *model.unknown;
-  int32_t max_cp = -1;
+  // Each regular token that is one character, bare or with the model's markers.
+  const std::string& prefix = model.subword_prefix;
+  const std::string& suffix = model.word_suffix;
+  prefix_ = !prefix.empty();
+  suffix_ = !suffix.empty();
   for (TokenId id = 0; id < model.tokens.size(); ++id) {
     const std::string& t = model.tokens[id];
     if (skip[id] || t.empty()) continue;
-    const CodePoint c =
-        DecodeCodePoint(reinterpret_cast<const unsigned char*>(t.data()), t.size(), 0);
-    if (c.cp >= 0 && c.len == t.size()) max_cp = std::max(max_cp, c.cp);
-  }
-  char_id_.assign(static_cast<size_t>(max_cp + 1), kMissing);
-  for (TokenId id = 0; id < model.tokens.size(); ++id) {
-    const std::string& t = model.tokens[id];
-    if (skip[id] || t.empty()) continue;
-    const CodePoint c =
-        DecodeCodePoint(reinterpret_cast<const unsigned char*>(t.data()), t.size(), 0);
-    if (c.cp >= 0 && c.len == t.size() && char_id_[c.cp] == kMissing) char_id_[c.cp] = id;
+    for (uint8_t variant = 0; variant < 4; ++variant) {
+      std::string_view rest = t;
+      if (variant & kPrefixedChar) {
+        if (!prefix_ || !rest.starts_with(prefix)) continue;
+        rest.remove_prefix(prefix.size());
+      }
+      if (variant & kSuffixedChar) {
+        if (!suffix_ || !rest.ends_with(suffix)) continue;
+        rest.remove_suffix(suffix.size());
+      }
+      if (rest.empty()) continue;
+      const CodePoint c = DecodeCodePoint(reinterpret_cast<const unsigned char*>(rest.data()),
+                                          rest.size(), 0);
+      if (c.cp < 0 || c.len != rest.size()) continue;
+      std::vector<TokenId>& table = char_id_[variant];
+      if (table.size() <= static_cast<size_t>(c.cp)) table.resize(static_cast<size_t>(c.cp) + 1, kMissing);
+      if (table[c.cp] == kMissing) table[c.cp] = id;
+    }
   }
   token_table_.Build(model.tokens, skip);
   pair_table_.Build(MergeEntries(model.merges, model.priority));
@@ -59,11 +70,19 @@ void CharBpeEncoder::InitialIds(std::string_view piece, std::vector<TokenId>& id
   const size_t n = piece.size();
   for (size_t i = 0; i < n;) {
     const CodePoint c = DecodeCodePoint(s, n, i);
-    const TokenId id = CharId(c.cp);
+    const uint8_t variant = CharVariantAt(i == 0, i + c.len >= n, prefix_, suffix_);
+    const TokenId id = CharId(c.cp, variant);
     if (id != kMissing) {
       ids.push_back(id);
     } else if (byte_fallback_) {
+      // The symbol's bytes, its markers' too, as Hugging Face's BPE falls back.
+      if (variant & kPrefixedChar) {
+        for (unsigned char b : model_.subword_prefix) ids.push_back(byte_id_[b]);
+      }
       for (size_t k = 0; k < c.len; ++k) ids.push_back(byte_id_[s[i + k]]);
+      if (variant & kSuffixedChar) {
+        for (unsigned char b : model_.word_suffix) ids.push_back(byte_id_[b]);
+      }
     } else if (unknown_ != kMissing) {
       ids.push_back(unknown_);
     }  // else dropped (CheckEncodable refuses such text under UnknownBytes::kError)
@@ -78,6 +97,7 @@ absl::Status CharBpeEncoder::CheckEncodable(std::string_view text, size_t offset
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   for (size_t i = 0; i < text.size();) {
     const CodePoint c = DecodeCodePoint(s, text.size(), i);
+    // (Checked bare: with word-boundary markers a character's variant depends on the piece.)
     if (CharId(c.cp) == kMissing) {
       return absl::InvalidArgumentError(
           c.cp < 0 ? absl::StrFormat("byte 0x%02X at byte %d is not UTF-8, and the vocabulary has "
@@ -110,7 +130,7 @@ void CharBpeEncoder::EncodePiece(std::string_view piece, std::vector<TokenId>& o
   }
   PieceCache* cache = options_.cache_entries == 0 ? nullptr : &caches_.local();
   const bool cached = cache != nullptr && piece.size() <= options_.max_cached_piece;
-  IdWriter writer(out, piece.size());
+  IdWriter writer(out, piece.size() * (1 + model_.subword_prefix.size()) + model_.word_suffix.size());
   uint64_t hash = 0;
   if (cached) {
     hash = HashPiece(piece);

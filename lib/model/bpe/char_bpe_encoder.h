@@ -5,7 +5,10 @@
 // or, with neither, is dropped (UnknownBytes::kDrop, Hugging Face's rule) or refused
 // (kError, CheckEncodable). Then BPE (PieceBpe on ids: the scan for short pieces, the heap for
 // long ones) applies the merges. Hugging Face's BPE with byte_fallback encodes the same way.
-// Thread-safe; each thread gets its own piece cache.
+// With word-boundary markers a piece's characters are looked up as the trainer made them (a
+// later one with the prefix, the last with the suffix); a character whose variant has no token
+// falls back to the bytes of the whole symbol, markers included, as Hugging Face's does (so
+// decoding shows the marker's text there). Thread-safe; each thread gets its own piece cache.
 #pragma once
 
 #include <memory>
@@ -42,14 +45,17 @@ class CharBpeEncoder : public PieceEncoder {
   CharBpeEncoder(const BpeModel& model, const EncoderOptions& options);
   // The piece's initial symbols, appended to `ids`.
   void InitialIds(std::string_view piece, std::vector<TokenId>& ids) const;
-  TokenId CharId(int32_t cp) const {
-    return cp >= 0 && static_cast<size_t>(cp) < char_id_.size() ? char_id_[cp] : kMissing;
+  // The token of character `cp` as a symbol of kind `variant` (units.h: CharVariant).
+  TokenId CharId(int32_t cp, uint8_t variant = kPlainChar) const {
+    const std::vector<TokenId>& table = char_id_[variant];
+    return cp >= 0 && static_cast<size_t>(cp) < table.size() ? table[cp] : kMissing;
   }
 
   static constexpr TokenId kMissing = UINT32_MAX;
   const BpeModel& model_;
   EncoderOptions options_;
-  std::vector<TokenId> char_id_;  // by code point: the token of that one character
+  std::vector<TokenId> char_id_[4];  // by CharVariant, then code point
+  bool prefix_ = false, suffix_ = false;  // the model has word-boundary markers
   TokenId byte_id_[256];          // byte-fallback tokens, or kMissing
   bool byte_fallback_ = false;
   TokenId unknown_ = kMissing;

@@ -34,8 +34,9 @@ struct BpeState {
     model.pretokenizer = options.pretokenizer;
   }
 
-  // A token with these bytes, at the next id; not indexed (specials) unless `indexed`.
-  TokenId AddToken(std::string bytes, bool indexed);
+  // A token with these bytes and `length` (Mergeable's: a symbol of the alphabet is 1, a merged
+  // token its parts' sum), at the next id; not indexed (specials) unless `indexed`.
+  TokenId AddToken(std::string bytes, bool indexed, uint64_t length);
   // The id of the token `left` + `right` forms: an existing one with those bytes (a reused id),
   // or a new one.
   TokenId TokenFor(TokenId left, TokenId right);

@@ -17,6 +17,7 @@
 //    token (pair_recount.cc).
 #include "train/bpe/bpe_trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <optional>
@@ -36,24 +37,38 @@
 
 namespace tokenmill {
 
-TokenId BpeState::AddToken(std::string bytes, bool indexed) {
+TokenId BpeState::AddToken(std::string bytes, bool indexed, uint64_t length) {
   const TokenId id = static_cast<TokenId>(model.tokens.size());
-  token_length.push_back(static_cast<uint32_t>(std::min<size_t>(
-      units.Length(bytes), std::numeric_limits<uint32_t>::max() / 2)));
+  token_length.push_back(length == kNeverMerges
+                             ? kNeverMerges
+                             : static_cast<uint32_t>(std::min<uint64_t>(
+                                   length, std::numeric_limits<uint32_t>::max() / 2)));
   model.tokens.push_back(std::move(bytes));
   if (indexed) token_index.Add(id);
   return id;
 }
 
 TokenId BpeState::TokenFor(TokenId left, TokenId right) {
-  std::string merged = units.Join(model.tokens[left], model.tokens[right]);
+  // The right token's continuing-subword prefix goes (Hugging Face's rule); lengths add up (a
+  // symbol of the alphabet counts one, markers nothing).
+  std::string_view right_bytes = model.tokens[right];
+  const std::string& prefix = options.continuing_subword_prefix;
+  if (!prefix.empty() && right_bytes.starts_with(prefix)) right_bytes.remove_prefix(prefix.size());
+  std::string merged = units.Join(model.tokens[left], right_bytes);
   if (std::optional<TokenId> id = token_index.Find(merged)) return *id;
-  return AddToken(std::move(merged), /*indexed=*/true);
+  return AddToken(std::move(merged), /*indexed=*/true,
+                  uint64_t{token_length[left]} + token_length[right]);
 }
 
 size_t BpeState::TargetTokens() const {
   size_t end_specials =
       options.special_tokens_at == SpecialTokensAt::kEnd ? options.special_tokens.size() : 0;
+  // An unknown token listed at the end has its id before the alphabet already.
+  if (end_specials > 0 && model.unknown &&
+      std::find(options.special_tokens.begin(), options.special_tokens.end(),
+                model.tokens[*model.unknown]) != options.special_tokens.end()) {
+    --end_specials;
+  }
   return options.vocab_size > end_specials ? options.vocab_size - end_specials : 0;
 }
 
@@ -102,7 +117,7 @@ void AddSpecialTokens(BpeState& state) {
     // The unknown token may be listed too; it has its id already.
     if (state.model.unknown && s == state.model.tokens[*state.model.unknown]) continue;
     state.model.specials.push_back({s, static_cast<TokenId>(state.model.tokens.size())});
-    state.AddToken(s, /*indexed=*/false);
+    state.AddToken(s, /*indexed=*/false, 1);
   }
 }
 
@@ -117,27 +132,35 @@ absl::Status BuildAlphabet(BpeState& state, std::span<const WordSource::Entry> w
                              .character_coverage = o.character_coverage,
                              .limit_alphabet = o.limit_alphabet,
                              .byte_fallback = chars && o.byte_fallback,
-                             .unknown_token = chars && !o.byte_fallback && !o.hf_compat});
-  const Alphabet& alphabet = state.alphabet;
+                             .unknown_token = chars && !o.byte_fallback && !o.hf_compat,
+                             .continuing_prefix = o.continuing_subword_prefix,
+                             .end_suffix = o.end_of_word_suffix});
+  state.model.subword_prefix = o.continuing_subword_prefix;
+  state.model.word_suffix = o.end_of_word_suffix;
+  Alphabet& alphabet = state.alphabet;
+  // An unknown token listed among the special tokens at the start is that token.
+  for (const SpecialToken& s : state.model.specials) {
+    if (alphabet.unknown && s.content == alphabet.symbols[0]) {
+      alphabet.symbols.erase(alphabet.symbols.begin());
+      alphabet.unknown = false;
+      alphabet.unknown_id = s.id;
+      state.model.unknown = s.id;
+    }
+  }
   state.first_alphabet_id = static_cast<TokenId>(state.model.tokens.size());
   state.alphabet_size = alphabet.symbols.size();
   for (size_t i = 0; i < alphabet.symbols.size(); ++i) {
     const TokenId id = static_cast<TokenId>(state.model.tokens.size());
     if (alphabet.unknown && i == 0) {
-      for (const SpecialToken& s : state.model.specials) {
-        if (s.content == alphabet.symbols[0]) state.model.unknown = s.id;  // listed at the start
-      }
-      if (state.model.unknown) continue;
       state.model.specials.push_back({alphabet.symbols[0], id});
       state.model.unknown = id;
-      state.AddToken(alphabet.symbols[0], /*indexed=*/false);
+      state.AddToken(alphabet.symbols[0], /*indexed=*/false, kNeverMerges);
     } else if (i < alphabet.first_char()) {
       if (state.model.byte_fallback.empty()) state.model.byte_fallback.reserve(256);
       state.model.byte_fallback.push_back(id);
-      state.AddToken(alphabet.symbols[i], /*indexed=*/false);
-      state.token_length.back() = kNeverMerges;
+      state.AddToken(alphabet.symbols[i], /*indexed=*/false, kNeverMerges);
     } else {
-      state.AddToken(alphabet.symbols[i], /*indexed=*/true);
+      state.AddToken(alphabet.symbols[i], /*indexed=*/true, 1);
     }
   }
   if (state.model.tokens.size() > state.TargetTokens()) {
