@@ -9,7 +9,12 @@
 #   4. tokenizer.json files tokenmill wrote (trained; converted from cl100k_base; trained with a
 #      custom --pattern) encode to the same ids in Hugging Face;
 #   5. text with bytes a --hf-compat vocabulary lacks: `encode --unknown-bytes=drop` gives
-#      Hugging Face's ids.
+#      Hugging Face's ids;
+#   6. character level (issue 20): `--unit char --hf-compat --byte-fallback=false` merges and
+#      vocabulary equal Hugging Face's BpeTrainer's with the Metaspace and the Whitespace
+#      pre-tokenizer; char-level tokenizer.json files (byte fallback with Metaspace + NFKC, <unk>
+#      with NFKC + lowercase + split digits, word-boundary markers) encode to the same ids in
+#      Hugging Face, unseen characters included.
 # Slices: the bundled sample, and the first few MB of brown, linux_docs and poetry from
 # ../shared/corpora (missing corpora fail the run: CI has them).
 #
@@ -121,5 +126,40 @@ for text in linux_docs poetry; do
     "$tmp/expected" "$tmp/actual"
 done
 
+# 6: character level.
+for pre in metaspace whitespace; do
+  for text in sample brown; do
+    node "$root/scripts/compare/hf_train.js" "$modules" "$tmp/$text.txt" "$tmp/$text.$pre.hf.json" "$pre" >/dev/null
+    "$tm" train --unit char --hf-compat --byte-fallback=false --preset "$pre" --vocab-size 30000 \
+      --checkpoint=none --quiet --output "$tmp/$text.$pre.tm.json" "$tmp/$text.txt"
+    "$py" - "char $pre $text" "$tmp/$text.$pre.hf.json" "$tmp/$text.$pre.tm.json" <<'PY' || status=1
+import json, sys
+label, hf_path, tm_path = sys.argv[1:]
+def load(path):
+    m = json.load(open(path, encoding="utf-8"))["model"]
+    return [tuple(x.split(" ", 1)) if isinstance(x, str) else tuple(x) for x in m["merges"]], m["vocab"]
+hf_m, hf_v = load(hf_path)
+tm_m, tm_v = load(tm_path)
+ok = hf_m == tm_m and hf_v == tm_v and len(hf_m) > 0
+print(f"{'ok  ' if ok else 'FAIL'} hf-compat training {label}: {len(hf_m)} merges (HF) vs {len(tm_m)}, "
+      f"{sum(hf_v.get(t) != tm_v.get(t) for t in set(hf_v) | set(tm_v))} ids differ")
+sys.exit(0 if ok else 1)
+PY
+  done
+done
+cat "$tmp/brown.txt" "$tmp/poetry.txt" > "$tmp/mixed.txt"
+"$tm" train --unit char --preset metaspace --normalize nfkc --vocab-size 8000 --checkpoint=none \
+  --quiet --output "$tmp/char_meta.json" "$tmp/brown.txt"
+"$tm" train --unit char --byte-fallback=false --preset metaspace --normalize nfkc --lowercase \
+  --split-digits --vocab-size 8000 --checkpoint=none --quiet --output "$tmp/char_unk.json" "$tmp/brown.txt"
+"$tm" train --unit char --preset whitespace --continuing-subword-prefix '##' --end-of-word-suffix '</w>' \
+  --vocab-size 8000 --checkpoint=none --quiet --output "$tmp/char_marks.json" "$tmp/brown.txt"
+for tokenizer in char_meta char_unk char_marks; do
+  for text in sample mixed; do
+    node "$root/scripts/peer_encode.cjs" hf "$tmp/$tokenizer.json" "$tmp/$text.txt" > "$tmp/expected"
+    "$tm" encode --tokenizer "$tmp/$tokenizer.json" "$tmp/$text.txt" > "$tmp/actual"
+    same_ids "Hugging Face encodes tokenmill's $tokenizer.json: $text" "$tmp/expected" "$tmp/actual"
+  done
+done
 if ((status == 0)); then echo "ci_parity.sh: every check equals the peers"; else echo "ci_parity.sh: DIFFERENCES (above)"; fi
 exit "$status"

@@ -41,6 +41,9 @@
 #                       SentencePiece --model_type=bpe --character_coverage=0.9995
 #                       --byte_fallback=true (its defaults otherwise). The tool tokenmill-byte
 #                       (in --tools) adds tokenmill's byte-level native run for comparison.
+#   --char-flags "F"    with --unit char: tokenmill's flags after --unit char instead of
+#                       "--preset metaspace --normalize nfkc" (e.g. "--preset gpt2", the
+#                       byte-level runs' pre-tokenizer)
 #   --build-dir DIR     tokenmill build folder (default build/); built (incrementally) first
 #   --tokenmill BIN     use this tokenmill binary as it is (no build)
 #   --out DIR           results folder (default out/compare/<date>-<time>)
@@ -60,6 +63,7 @@ spm_runs=""
 spm_time_limit=""
 tokenmill_mode=hf-compat
 unit=byte
+char_flags="--preset metaspace --normalize nfkc"
 build_dir="$root/build"
 tokenmill=""
 out_dir="$root/out/compare/$(date +%Y%m%d-%H%M%S)"
@@ -81,6 +85,7 @@ while (($# > 0)); do
     --time-limit) time_limit=${2:?--time-limit needs a value}; shift ;;
     --tokenmill-mode) tokenmill_mode=${2:?--tokenmill-mode needs a value}; shift ;;
     --unit) unit=${2:?--unit needs a value}; shift ;;
+    --char-flags) char_flags=${2:?--char-flags needs a value}; shift ;;
     --build-dir) build_dir=${2:?--build-dir needs a value}; shift ;;
     --tokenmill) tokenmill=${2:?--tokenmill needs a value}; shift ;;
     --spm-runs) spm_runs=${2:?--spm-runs needs a value}; shift ;;
@@ -242,7 +247,7 @@ if [[ $mode == encode ]]; then
   original_args=(--encode "${original_args[@]}" --vocab-size "$vocab_size" --runs "$runs")
 else
   original_args+=(--vocab-size "$vocab_size" --runs "$runs" --threads "$threads" --tools "$(IFS=,; echo "${tools[*]}")"
-    --time-limit "$time_limit" --spm-runs "$spm_runs" --spm-time-limit "$spm_time_limit" --tokenmill-mode "$tokenmill_mode" --unit "$unit")
+    --time-limit "$time_limit" --spm-runs "$spm_runs" --spm-time-limit "$spm_time_limit" --tokenmill-mode "$tokenmill_mode" --unit "$unit" --char-flags "$char_flags")
 fi
 
 # ---- training --------------------------------------------------------------------------------
@@ -257,7 +262,8 @@ train_one() {  # tool corpus run
       output="$work/$name.tokenmill.json"
       local mode_flags=()
       [[ $tokenmill_mode == hf-compat && $unit == byte ]] && mode_flags=(--hf-compat)
-      [[ $unit == char ]] && mode_flags=(--unit char --preset metaspace --normalize nfkc)
+      # shellcheck disable=SC2206  # the flags are words
+      [[ $unit == char ]] && mode_flags=(--unit char $char_flags)
       measure "$base.time" "$base.log" "$tokenmill" train --vocab-size "$vocab_size" --threads "$threads" \
         "${mode_flags[@]}" --output "$output" "$file"
       ;;

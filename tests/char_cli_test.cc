@@ -147,47 +147,44 @@ INSTANTIATE_TEST_SUITE_P(Presets, ChineseTerms, ::testing::Values("gpt2", "none"
 
 // ---- bad input ------------------------------------------------------------------------------
 
-void ExpectOneErrorLine(const std::vector<std::string>& flags, const std::string& expected) {
-  TempDir dir;
-  const std::string corpus = dir.Write("c.txt", "hello world\n机器学习\n");
-  const std::string out = dir.File("out.json");
-  std::vector<std::string> args = {"train", "--vocab-size", "600", "--output", out};
-  args.insert(args.end(), flags.begin(), flags.end());
-  args.push_back(corpus);
-  CliResult r = RunCli(args);
-  std::string shown;
-  for (const std::string& f : flags) shown += f + " ";
-  SCOPED_TRACE(shown);
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_THAT(r.err, StartsWith("tokenmill train: error: "));
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_THAT(r.err, EndsWith("\n"));
-  EXPECT_THAT(r.err, HasSubstr(expected));
-  EXPECT_EQ(r.out, "");
-  EXPECT_FALSE(std::filesystem::exists(out));
-  EXPECT_FALSE(std::filesystem::exists(out + ".ckpt"));
-}
-
+// Each a one-line usage error (exit 2) before any input is read: no output, no checkpoint.
 TEST(CharCli, BadFlagsAreOneLineErrorsWithExitCode2) {
-  ExpectOneErrorLine({"--normalize", "nfd"}, "--normalize");
-  ExpectOneErrorLine({"--normalize", "nfd"}, "nfd");
-  ExpectOneErrorLine({"--unit", "char", "--format", "tiktoken"}, "--format tiktoken");
-  ExpectOneErrorLine({"--unit", "char", "--character-coverage", "0"}, "--character-coverage 0");
-  ExpectOneErrorLine({"--unit", "char", "--character-coverage", "1.5"}, "--character-coverage 1.5");
-  ExpectOneErrorLine({"--unit", "char", "--character-coverage", "-0.5"}, "--character-coverage");
-  ExpectOneErrorLine({"--limit-alphabet", "5"}, "--limit-alphabet");
-  ExpectOneErrorLine({"--unit", "byte", "--limit-alphabet", "5"}, "--unit char");
-  ExpectOneErrorLine({"--unit", "word"}, "--unit");
-  ExpectOneErrorLine({"--unit", "char", "--hf-compat", "--hf-all-bytes"}, "--hf-all-bytes");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--normalize", "nfd"}, "--normalize"},
+      {{"--normalize", "nfd"}, "nfd"},
+      {{"--unit", "char", "--format", "tiktoken"}, "--format tiktoken"},
+      {{"--unit", "char", "--character-coverage", "0"}, "--character-coverage 0"},
+      {{"--unit", "char", "--character-coverage", "1.5"}, "--character-coverage 1.5"},
+      {{"--unit", "char", "--character-coverage", "-0.5"}, "--character-coverage"},
+      {{"--limit-alphabet", "5"}, "--limit-alphabet"},
+      {{"--unit", "byte", "--limit-alphabet", "5"}, "--unit char"},
+      {{"--unit", "word"}, "--unit"},
+      {{"--unit", "char", "--hf-compat", "--hf-all-bytes"}, "--hf-all-bytes"},
+      {{"--end-of-word-suffix", "</w>"}, "--unit char"},
+      {{"--unit", "char", "--continuing-subword-prefix", "# #"}, "space"},
+  };
+  for (const auto& [flags, expected] : cases) {
+    TempDir dir;
+    const std::string corpus = dir.Write("c.txt", "hello world\n机器学习\n");
+    const std::string out = dir.File("out.json");
+    std::vector<std::string> args = {"train", "--vocab-size", "600", "--output", out};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.push_back(corpus);
+    CliResult r = RunCli(args);
+    std::string shown;
+    for (const std::string& f : flags) shown += f + " ";
+    SCOPED_TRACE(shown);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_THAT(r.err, StartsWith("tokenmill train: error: "));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_THAT(r.err, EndsWith("\n"));
+    EXPECT_THAT(r.err, HasSubstr(expected));
+    EXPECT_EQ(r.out, "");
+    EXPECT_FALSE(std::filesystem::exists(out));
+    EXPECT_FALSE(std::filesystem::exists(out + ".ckpt"));
+  }
 }
 
-// ---- <unk> ----------------------------------------------------------------------------------
-
-// Counts worked out by hand: "abc abd\n" and "abc 🦄 \xff\n" hold ' ' a b (3 each), '\n' c (2
-// each), d 🦄 (1 each): 15 occurrences of 7 characters, and one byte that is no UTF-8. At most
-// 5 characters keep ' ', a, b, '\n', c (by count, then code point): d and 🦄 (2 occurrences)
-// and the byte become <unk>.
-//
 TEST(CharCli, WithoutByteFallbackTheSummarySaysHowMuchBecameUnknown) {
   TempDir dir;
   const std::string corpus = dir.Write("u.txt", "abc abd\nabc \xf0\x9f\xa6\x84 \xff\n");
@@ -439,4 +436,34 @@ TEST(CharCli, EncodeThenDecodeGivesUnseenEmojiAndInvalidBytesBack) {
 }
 
 }  // namespace
+// ---- inspect and explain ------------------------------------------------------------------
+
+// `inspect` says what a character-level tokenizer is made of (units, where the byte-fallback
+// tokens are, its normalizer and split); `explain` shows characters, byte-fallback pieces by
+// name and the preparation of the text.
+TEST(CharCli, InspectAndExplainShowCharactersByteFallbackAndTheNormalizer) {
+  TempDir dir;
+  const std::string corpus = dir.Write("zh.txt", ChineseCorpus(1000));
+  const std::string out = dir.File("t.json");
+  ASSERT_EQ(RunCli({"train", "--unit", "char", "--vocab-size", "600", "--preset", "metaspace",
+                    "--normalize", "nfkc", "--quiet", "--checkpoint=none", "--output", out, corpus})
+                .exit_code,
+            0);
+  CliResult inspect = RunCli({"inspect", out});
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_THAT(inspect.out, HasSubstr("units:         char (characters; byte fallback: the 256 "
+                                     "tokens <0x00>..<0xFF> at ids 0..255)"));
+  EXPECT_THAT(inspect.out, HasSubstr("normalizer:    nfkc\n"));
+  EXPECT_THAT(inspect.out, HasSubstr("pre-tokenizer: metaspace"));
+  EXPECT_THAT(inspect.out, HasSubstr(" single-character tokens"));
+  // "Ａ" (full width) is "A" after NFKC; the emoji was never seen: four byte-fallback tokens.
+  CliResult explain = RunCli({"explain", "--tokenizer", out, "机器学习\xef\xbc\xa1\xf0\x9f\xa6\x84"});
+  ASSERT_EQ(explain.exit_code, 0) << explain.err;
+  EXPECT_THAT(explain.out, HasSubstr("nfkc normalization"));
+  EXPECT_THAT(explain.out, HasSubstr("characters: "));
+  EXPECT_THAT(explain.out, HasSubstr("<0xF0> <0x9F> <0xA6> <0x84>"));
+  EXPECT_THAT(explain.out, HasSubstr("习A"));     // Ａ normalized to A before it was split ...
+  EXPECT_THAT(explain.out, HasSubstr("<0x41>"));  // ... and no A in the Chinese corpus
+}
+
 }  // namespace tokenmill
