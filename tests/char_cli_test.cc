@@ -17,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "reference/cli_runner.h"
+#include "reference/training_child.h"
 
 namespace tokenmill {
 namespace {
@@ -27,6 +28,7 @@ using ::testing::StartsWith;
 using testing::CliResult;
 using testing::RunCli;
 using testing::TempDir;
+using testing::TrainingChild;
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -282,79 +284,6 @@ TEST(CharCli, ResumeExtendsAFinishedRunToTheDirectRunsFile) {
   EXPECT_THAT(coverage.err, HasSubstr("--character-coverage"));
 }
 
-// A training child whose stderr is a one-page pipe read by the test (as in
-// checkpoint_resume_test.cc): while the test does not read, the child blocks at its next log
-// line, so a signal sent after merge N arrives while it is still training.
-class Child {
- public:
-  explicit Child(const std::vector<std::string>& args) {
-    int p[2];
-    if (pipe(p) != 0) std::abort();
-    fcntl(p[0], F_SETPIPE_SZ, 4096);
-    pid_ = fork();
-    if (pid_ == 0) {
-      int null = open("/dev/null", O_RDWR);
-      dup2(null, 0);
-      dup2(null, 1);
-      dup2(p[1], 2);
-      close(p[0]);
-      close(p[1]);
-      std::vector<char*> argv = {const_cast<char*>(TOKENMILL_CLI_PATH)};
-      for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      execv(TOKENMILL_CLI_PATH, argv.data());
-      _exit(127);
-    }
-    close(p[1]);
-    fd_ = p[0];
-  }
-  ~Child() {
-    if (fd_ >= 0) close(fd_);
-    if (pid_ > 0 && !waited_) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  // Reads stderr until the log line of merge `n` or later (not a replayed one); its number,
-  // or 0 when stderr ended first.
-  size_t ReadUntilMerge(size_t n) {
-    while (true) {
-      for (size_t eol; (eol = err_.find('\n', scanned_)) != std::string::npos;) {
-        const std::string line = err_.substr(scanned_, eol - scanned_);
-        scanned_ = eol + 1;
-        if (line.starts_with("merge ") && !line.ends_with("[resumed]")) {
-          const size_t done = std::stoul(line.substr(6));
-          if (done >= n) return done;
-        }
-      }
-      if (!ReadSome()) return 0;
-    }
-  }
-  int Interrupt() {
-    kill(pid_, SIGINT);
-    while (ReadSome()) {
-    }
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    waited_ = true;
-    return status;
-  }
-  const std::string& err() const { return err_; }
-
- private:
-  bool ReadSome() {
-    char buf[4096];
-    const ssize_t n = read(fd_, buf, sizeof buf);
-    if (n <= 0) return false;
-    err_.append(buf, static_cast<size_t>(n));
-    return true;
-  }
-  pid_t pid_ = -1;
-  int fd_ = -1;
-  bool waited_ = false;
-  std::string err_;
-  size_t scanned_ = 0;
-};
 
 TEST(CharCli, InterruptedRunResumesToTheUninterruptedRunsFile) {
   TempDir dir;
@@ -378,9 +307,10 @@ TEST(CharCli, InterruptedRunResumesToTheUninterruptedRunsFile) {
       args.insert(args.end(), kCharOptions.begin(), kCharOptions.end());
       args.push_back(corpus);
     }
-    Child child(args);
+    TrainingChild child(args);
     ASSERT_GT(child.ReadUntilMerge(stop_at), 0u) << child.err();
-    const int status = child.Interrupt();
+    kill(child.pid(), SIGINT);
+    const int status = child.Wait();
     ASSERT_TRUE(WIFEXITED(status)) << child.err();
     EXPECT_EQ(WEXITSTATUS(status), 130) << child.err();
     EXPECT_THAT(child.err(), HasSubstr("checkpoint written to " + out + ".ckpt"));

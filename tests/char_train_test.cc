@@ -23,11 +23,6 @@
 #include "train/trainer.h"
 
 namespace tokenmill {
-namespace testing {
-void PrintTo(const ReferenceMerge& m, std::ostream* os) {
-  *os << "'" << m.left << "' + '" << m.right << "' (" << m.count << ")";
-}
-}  // namespace testing
 namespace {
 
 using ::testing::HasSubstr;
@@ -36,32 +31,7 @@ using testing::ReferenceMerge;
 using testing::ReferenceOptions;
 using testing::ReferenceTrain;
 using testing::Utf8Sequence;
-using Words = std::vector<std::pair<std::string, uint64_t>>;
-
-WordCounts ToCounts(const Words& words) {
-  WordCounts counts;
-  for (const auto& [w, c] : words) counts.Add(w, c);
-  return counts;
-}
-
-TrainControl ResumeOf(const TrainResult& run, bool with_counts) {
-  TrainControl resume;
-  for (const Merge& m : Bpe(run).merges) {
-    resume.resume.merges.emplace_back(Bpe(run).tokens[m.left], Bpe(run).tokens[m.right]);
-  }
-  if (with_counts) resume.resume.merge_counts = run.merge_counts;
-  return resume;
-}
-
-std::vector<ReferenceMerge> ProductMerges(const TrainResult& result) {
-  std::vector<ReferenceMerge> merges;
-  for (size_t i = 0; i < Bpe(result).merges.size(); ++i) {
-    const Merge& m = Bpe(result).merges[i];
-    merges.push_back({Bpe(result).tokens[m.left], Bpe(result).tokens[m.right],
-                      result.merge_counts[i]});
-  }
-  return merges;
-}
+using Words = TestWords;
 
 ReferenceOptions ToReference(const TrainerOptions& options) {
   ReferenceOptions ref;
@@ -77,14 +47,6 @@ ReferenceOptions ToReference(const TrainerOptions& options) {
   ref.prefix = options.continuing_subword_prefix;
   ref.suffix = options.end_of_word_suffix;
   return ref;
-}
-
-std::string Describe(const std::vector<ReferenceMerge>& merges) {
-  std::string out;
-  for (const ReferenceMerge& m : merges) {
-    out += "'" + m.left + "' + '" + m.right + "' (" + std::to_string(m.count) + ")\n";
-  }
-  return out;
 }
 
 size_t CharCount(const std::string& s) {

@@ -16,45 +16,13 @@
 #include "train/trainer.h"
 
 namespace tokenmill {
-namespace testing {
-void PrintTo(const ReferenceMerge& m, std::ostream* os) {
-  *os << "'" << m.left << "' + '" << m.right << "' (" << m.count << ")";
-}
-}  // namespace testing
 namespace {
 
 using ::testing::HasSubstr;
 using testing::ReferenceMerge;
 using testing::ReferenceOptions;
 using testing::ReferenceTrain;
-using Words = std::vector<std::pair<std::string, uint64_t>>;
-
-WordCounts ToCounts(const Words& words) {
-  WordCounts counts;
-  for (const auto& [w, c] : words) counts.Add(w, c);
-  return counts;
-}
-
-// A resume of `run` as a checkpoint gives it: its merges as (left bytes, right bytes), and with
-// `with_counts` their counts too.
-TrainControl ResumeOf(const TrainResult& run, bool with_counts) {
-  TrainControl resume;
-  for (const Merge& m : Bpe(run).merges) {
-    resume.resume.merges.emplace_back(Bpe(run).tokens[m.left], Bpe(run).tokens[m.right]);
-  }
-  if (with_counts) resume.resume.merge_counts = run.merge_counts;
-  return resume;
-}
-
-std::vector<ReferenceMerge> ProductMerges(const TrainResult& result) {
-  std::vector<ReferenceMerge> merges;
-  for (size_t i = 0; i < Bpe(result).merges.size(); ++i) {
-    const Merge& m = Bpe(result).merges[i];
-    merges.push_back({Bpe(result).tokens[m.left], Bpe(result).tokens[m.right],
-                      result.merge_counts[i]});
-  }
-  return merges;
-}
+using Words = TestWords;
 
 ReferenceOptions ToReference(const TrainerOptions& options) {
   ReferenceOptions ref;
@@ -65,14 +33,6 @@ ReferenceOptions ToReference(const TrainerOptions& options) {
   ref.hf_compat = options.hf_compat;
   ref.hf_all_bytes = options.hf_all_bytes;
   return ref;
-}
-
-std::string Describe(const std::vector<ReferenceMerge>& merges) {
-  std::string out;
-  for (const ReferenceMerge& m : merges) {
-    out += "'" + m.left + "' + '" + m.right + "' (" + std::to_string(m.count) + ")\n";
-  }
-  return out;
 }
 
 // The ids the contract in bpe_trainer.h gives, checked independently of the trainer: specials

@@ -4,7 +4,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 #include <string_view>
 
 namespace tokenmill {
@@ -47,30 +46,6 @@ inline CodePoint DecodeCodePoint(const unsigned char* s, size_t n, size_t i) {
     return {static_cast<int32_t>(cp), 4};
   }
   return kInvalid;
-}
-
-// Appends the UTF-8 form of code point `cp` (< 0x110000, not a surrogate).
-inline void AppendUtf8(uint32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
-inline std::string EncodeUtf8(uint32_t cp) {
-  std::string out;
-  AppendUtf8(cp, out);
-  return out;
 }
 
 }  // namespace tokenmill

@@ -229,7 +229,7 @@ class CharUnits : public Units {
     }
     for (const auto& [cp, variant] : alphabet.chars) {
       std::string symbol = (variant & kPrefixedChar) ? options.continuing_prefix : std::string();
-      AppendUtf8(cp, symbol);
+      AppendUtf8(static_cast<char32_t>(cp), symbol);
       if (variant & kSuffixedChar) symbol += options.end_suffix;
       alphabet.symbols.push_back(std::move(symbol));
     }

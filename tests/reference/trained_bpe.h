@@ -1,12 +1,25 @@
-// Tests of the BPE trainer read the trained model as a BpeModel.
+// Tests of the BPE trainer read the trained model as a BpeModel, and compare it with the
+// reference trainer's merges (reference_trainer.h).
 #pragma once
 
+#include <cstdint>
 #include <cstdlib>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "count/word_counts.h"
 #include "model/bpe/bpe_model.h"
+#include "reference/reference_trainer.h"
 #include "train/trainer.h"
 
 namespace tokenmill {
+namespace testing {
+inline void PrintTo(const ReferenceMerge& m, std::ostream* os) {
+  *os << "'" << m.left << "' + '" << m.right << "' (" << m.count << ")";
+}
+}  // namespace testing
 
 // The BpeModel a TrainResult holds (aborts when it holds none: a broken test).
 inline const BpeModel& Bpe(const TrainResult& result) {
@@ -16,6 +29,44 @@ inline const BpeModel& Bpe(const TrainResult& result) {
 }
 inline BpeModel& Bpe(TrainResult& result) {
   return const_cast<BpeModel&>(Bpe(static_cast<const TrainResult&>(result)));
+}
+
+using TestWords = std::vector<std::pair<std::string, uint64_t>>;
+
+inline WordCounts ToCounts(const TestWords& words) {
+  WordCounts counts;
+  for (const auto& [w, c] : words) counts.Add(w, c);
+  return counts;
+}
+
+// A resume of `run` as a checkpoint gives it: its merges as (left bytes, right bytes), and with
+// `with_counts` their counts too.
+inline TrainControl ResumeOf(const TrainResult& run, bool with_counts) {
+  TrainControl resume;
+  for (const Merge& m : Bpe(run).merges) {
+    resume.resume.merges.emplace_back(Bpe(run).tokens[m.left], Bpe(run).tokens[m.right]);
+  }
+  if (with_counts) resume.resume.merge_counts = run.merge_counts;
+  return resume;
+}
+
+// The product's merges as the reference trainer lists them.
+inline std::vector<testing::ReferenceMerge> ProductMerges(const TrainResult& result) {
+  std::vector<testing::ReferenceMerge> merges;
+  for (size_t i = 0; i < Bpe(result).merges.size(); ++i) {
+    const Merge& m = Bpe(result).merges[i];
+    merges.push_back({Bpe(result).tokens[m.left], Bpe(result).tokens[m.right],
+                      result.merge_counts[i]});
+  }
+  return merges;
+}
+
+inline std::string Describe(const std::vector<testing::ReferenceMerge>& merges) {
+  std::string out;
+  for (const testing::ReferenceMerge& m : merges) {
+    out += "'" + m.left + "' + '" + m.right + "' (" + std::to_string(m.count) + ")\n";
+  }
+  return out;
 }
 
 }  // namespace tokenmill
