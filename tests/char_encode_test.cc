@@ -385,7 +385,9 @@ TEST(CharHfJson, WriteThenReadGivesTheSameModel) {
     for (const std::string& text : RandomTexts(50, 3)) {
       absl::StatusOr<std::vector<TokenId>> x = a->Encode(text), y = b->Encode(text);
       ASSERT_EQ(x.ok(), y.ok());
-      if (x.ok()) EXPECT_EQ(*x, *y);
+      if (x.ok()) {
+        EXPECT_EQ(*x, *y);
+      }
     }
   }
 }

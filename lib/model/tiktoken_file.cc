@@ -67,7 +67,7 @@ absl::StatusOr<Sidecar> ParseSidecar(std::string_view json, std::string_view sou
   sidecar.pretokenizer.preset = "custom";
   sidecar.pretokenizer.pattern = std::string(pattern);
   for (const PreTokenizerPreset& p : kPreTokenizerPresets) {
-    if (p.pattern == pattern) sidecar.pretokenizer = PreTokenizerConfig{.preset = std::string(p.name)};
+    if (p.pattern == pattern) sidecar.pretokenizer = PreTokenizerConfig(std::string(p.name));
   }
   if (!root["special_tokens"].get(field) && !field.is_null()) {
     simdjson::dom::object specials;

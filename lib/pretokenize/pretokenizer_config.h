@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace tokenmill {
 
@@ -32,6 +33,11 @@ struct NormalizerConfig {
 // `preset` is one of the names of kPreTokenizerPresets (presets.h), or "custom" with `pattern`
 // set, or one of the splits of kSplitModes (presets.h: "metaspace", "whitespace", "none").
 struct PreTokenizerConfig {
+  PreTokenizerConfig() = default;
+  // A split alone (the other settings at their defaults).
+  PreTokenizerConfig(std::string split_preset, std::string split_pattern = "")
+      : preset(std::move(split_preset)), pattern(std::move(split_pattern)) {}
+
   std::string preset = "gpt2";
   std::string pattern;  // only for preset == "custom"
   NormalizerConfig normalizer;

@@ -23,7 +23,11 @@ uint32_t ByteLevelCodePoint(unsigned char b) {
 // A symbol that never merges (a byte-fallback byte or the unknown token): marked by a leading
 // 0xFF byte, which no UTF-8 text holds, so never equal to a character or a merge of characters
 // (NUL is a character: "\0a" is a token a corpus can form).
-std::string Opaque(std::string_view what) { return std::string(1, '\xff') + std::string(what); }
+std::string Opaque(std::string_view what) {
+  std::string out = "\xff";
+  out.append(what);
+  return out;
+}
 bool IsOpaque(const std::string& s) { return !s.empty() && s[0] == '\xff'; }
 
 size_t CharLength(const std::string& s) {
