@@ -197,6 +197,21 @@ TEST(CharCli, WithoutByteFallbackTheSummarySaysHowMuchBecameUnknown) {
   EXPECT_THAT(r.err, HasSubstr("alphabet: 5 of 7 characters, covering 13 of 15 occurrences"));
   EXPECT_THAT(r.err, HasSubstr("2 occurrences of characters outside it and 1 bytes that are not "
                                "UTF-8 became the unknown token <unk>"));
+  // The same with <unk> listed as a special token at the start (it is that token).
+  CliResult listed = RunCli({"train", "--unit", "char", "--byte-fallback=false", "--limit-alphabet",
+                             "5", "--vocab-size", "9", "--special-token", "<unk>",
+                             "--special-tokens-at", "start", "--output", dir.File("l.json"), corpus});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_THAT(listed.err, HasSubstr("became the unknown token <unk>"));
+  {
+    const std::string listed_json = ReadAll(dir.File("l.json"));
+    size_t mentions = 0;
+    for (size_t at = listed_json.find("<unk>", listed_json.find("\"vocab\""));
+         at != std::string::npos; at = listed_json.find("<unk>", at + 1)) {
+      ++mentions;
+    }
+    EXPECT_EQ(mentions, 1u) << "a listed <unk> was merged";
+  }
   const std::string json = ReadAll(out);
   EXPECT_THAT(json, HasSubstr("\"unk_token\": \"<unk>\""));
   EXPECT_THAT(json, HasSubstr("\"byte_fallback\": false"));

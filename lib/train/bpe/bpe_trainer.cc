@@ -145,6 +145,7 @@ absl::Status BuildAlphabet(BpeState& state, std::span<const WordSource::Entry> w
       alphabet.unknown = false;
       alphabet.unknown_id = s.id;
       state.model.unknown = s.id;
+      state.token_length[s.id] = kNeverMerges;  // never merged, like the one the alphabet adds
     }
   }
   state.first_alphabet_id = static_cast<TokenId>(state.model.tokens.size());
@@ -249,9 +250,9 @@ absl::StatusOr<TrainResult> Run(BpeState& state, WordSource& source) {
       result.notes.push_back(StrCat(
           a.uncovered_occurrences, " occurrences of characters outside it and ", a.invalid_bytes,
           " bytes that are not UTF-8 ",
-          a.byte_fallback ? "become byte-fallback tokens"
-          : a.unknown    ? "became the unknown token <unk>"
-                         : "were dropped from the words (Hugging Face's rule)"));
+          a.byte_fallback                    ? "become byte-fallback tokens"
+          : state.model.unknown.has_value() ? "became the unknown token <unk>"
+                                            : "were dropped from the words (Hugging Face's rule)"));
     }
   }
   return result;

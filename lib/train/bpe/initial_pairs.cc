@@ -50,9 +50,12 @@ class DensePairs {
 
 namespace {
 
-// Small, and every pair of its symbols equally mergeable (their lengths are the same).
+// Small, every pair of its symbols equally mergeable (their lengths are the same), and every
+// symbol of the words inside it (not so when the words hold an unknown token listed among the
+// special tokens, before the alphabet).
 bool DenseApplies(const BpeState& state) {
   if (state.alphabet_size > kMaxDenseAlphabet) return false;
+  if (state.alphabet.unknown_id != UINT32_MAX) return false;
   for (size_t k = 1; k < state.alphabet_size; ++k) {
     const TokenId id = static_cast<TokenId>(state.first_alphabet_id + k);
     if (state.token_length[id] != state.token_length[state.first_alphabet_id]) return false;
