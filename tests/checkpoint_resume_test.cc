@@ -164,28 +164,41 @@ TEST(Interrupt, SigtermWritesTheCheckpointAndExits143) {
 // stop's message: here the orderly stop cannot finish, since stderr is full and not read.
 // The last complete checkpoint stays loadable.
 TEST(Interrupt, SecondSigintExitsAtOnce) {
-  TempDir dir;
-  const std::string output = dir.File("out.json");
-  Child child(TrainArgs(output, false));
-  ASSERT_GT(child.ReadUntilMerge(1000), 0u) << child.err();
-  ASSERT_TRUE(child.WaitUntilBlocked()) << "the child never blocked on its full stderr";
-  // The checkpoint of the counts is written in the background: on disk before the signals,
-  // so that one complete checkpoint exists when the second one cuts the orderly stop short.
-  for (int i = 0; i < 30000 && !std::filesystem::exists(output + ".ckpt"); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // The second SIGINT must land while the orderly stop (the final checkpoint, then its message)
+  // is still under way. On a loaded machine (CI runs tests in parallel, under sanitizers) the
+  // stop can finish first, its message fitting the room left in the pipe, and the second
+  // signal then arrives at exit: "resume with:" before "second interrupt". Such a round shows
+  // nothing either way and is run again, up to five rounds; any other outcome is checked.
+  const std::string late = "\ntokenmill: second interrupt, exiting at once\n";
+  for (int round = 1;; ++round) {
+    ASSERT_LE(round, 5) << "the second SIGINT arrived after the orderly stop in every round";
+    TempDir dir;
+    const std::string output = dir.File("out.json");
+    Child child(TrainArgs(output, false));
+    ASSERT_GT(child.ReadUntilMerge(1000), 0u) << child.err();
+    ASSERT_TRUE(child.WaitUntilBlocked()) << "the child never blocked on its full stderr";
+    // The checkpoint of the counts is written in the background: on disk before the signals,
+    // so that one complete checkpoint exists when the second one cuts the orderly stop short.
+    for (int i = 0; i < 30000 && !std::filesystem::exists(output + ".ckpt"); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_TRUE(std::filesystem::exists(output + ".ckpt"));
+    ASSERT_EQ(kill(child.pid(), SIGINT), 0);
+    child.WaitUntilDelivered(SIGINT);
+    ASSERT_EQ(kill(child.pid(), SIGINT), 0);
+    const int status = child.Wait();
+    const std::string& err = child.err();
+    const size_t resume = err.find("resume with:");
+    if (resume != std::string::npos && err.find(late, resume) != std::string::npos) continue;
+    ASSERT_TRUE(WIFEXITED(status)) << err;
+    EXPECT_EQ(WEXITSTATUS(status), 130);
+    EXPECT_THAT(err, HasSubstr(late));
+    EXPECT_EQ(resume, std::string::npos) << err;
+    EXPECT_FALSE(std::filesystem::exists(output));
+    auto loaded = ReadCheckpoint(output + ".ckpt");
+    EXPECT_TRUE(loaded.ok()) << loaded.status();
+    break;
   }
-  ASSERT_TRUE(std::filesystem::exists(output + ".ckpt"));
-  ASSERT_EQ(kill(child.pid(), SIGINT), 0);
-  child.WaitUntilDelivered(SIGINT);
-  ASSERT_EQ(kill(child.pid(), SIGINT), 0);
-  const int status = child.Wait();
-  ASSERT_TRUE(WIFEXITED(status)) << child.err();
-  EXPECT_EQ(WEXITSTATUS(status), 130);
-  EXPECT_THAT(child.err(), HasSubstr("\ntokenmill: second interrupt, exiting at once\n"));
-  EXPECT_THAT(child.err(), ::testing::Not(HasSubstr("resume with:")));
-  EXPECT_FALSE(std::filesystem::exists(output));
-  auto loaded = ReadCheckpoint(output + ".ckpt");
-  EXPECT_TRUE(loaded.ok()) << loaded.status();
 }
 
 // --checkpoint-interval S writes checkpoints while training, S seconds apart: with a tiny S one
