@@ -268,6 +268,16 @@ const std::vector<std::string> kCharOptions = {"--unit", "char", "--vocab-size",
                                                "--character-coverage", "0.999", "--preset",
                                                "metaspace", "--normalize", "nfkc"};
 
+// `train` of `corpus` with kCharOptions, uninterrupted and without checkpoints, writing
+// direct.json in `dir`: what every resumed run must equal.
+std::vector<std::string> DirectRun(TempDir& dir, const std::string& corpus) {
+  std::vector<std::string> args = {"train", "--output", dir.File("direct.json"),
+                                   "--checkpoint=none", "--quiet"};
+  args.insert(args.end(), kCharOptions.begin(), kCharOptions.end());
+  args.push_back(corpus);
+  return args;
+}
+
 TEST(CharCli, ResumeExtendsAFinishedRunToTheDirectRunsFile) {
   TempDir dir;
   const std::string corpus = dir.Write("mix.txt", MixedCorpus());
@@ -279,10 +289,7 @@ TEST(CharCli, ResumeExtendsAFinishedRunToTheDirectRunsFile) {
   CliResult extended = RunCli({"train", "--resume", dir.File("small.json.ckpt"), "--vocab-size",
                                "2000", "--output", dir.File("extended.json"), "--quiet"});
   ASSERT_EQ(extended.exit_code, 0) << extended.err;
-  std::vector<std::string> direct = {"train", "--output", dir.File("direct.json"),
-                                     "--checkpoint=none", "--quiet"};
-  direct.insert(direct.end(), kCharOptions.begin(), kCharOptions.end());
-  direct.push_back(corpus);
+  const std::vector<std::string> direct = DirectRun(dir, corpus);
   ASSERT_EQ(RunCli(direct).exit_code, 0);
   const std::string expected = ReadAll(dir.File("direct.json"));
   ASSERT_THAT(expected, HasSubstr("\"<0xFF>\""));
@@ -303,10 +310,7 @@ TEST(CharCli, ResumeExtendsAFinishedRunToTheDirectRunsFile) {
 TEST(CharCli, InterruptedRunResumesToTheUninterruptedRunsFile) {
   TempDir dir;
   const std::string corpus = dir.Write("mix.txt", MixedCorpus());
-  std::vector<std::string> direct = {"train", "--output", dir.File("direct.json"),
-                                     "--checkpoint=none", "--quiet"};
-  direct.insert(direct.end(), kCharOptions.begin(), kCharOptions.end());
-  direct.push_back(corpus);
+  const std::vector<std::string> direct = DirectRun(dir, corpus);
   ASSERT_EQ(RunCli(direct).exit_code, 0);
   const std::string expected = ReadAll(dir.File("direct.json"));
   ASSERT_FALSE(expected.empty());

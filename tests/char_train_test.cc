@@ -33,22 +33,6 @@ using testing::ReferenceTrain;
 using testing::Utf8Sequence;
 using Words = TestWords;
 
-ReferenceOptions ToReference(const TrainerOptions& options) {
-  ReferenceOptions ref;
-  ref.vocab_size = options.vocab_size;
-  ref.min_frequency = options.min_frequency;
-  ref.max_token_length = options.max_token_length;
-  ref.num_special_tokens = options.special_tokens.size();
-  ref.hf_compat = options.hf_compat;
-  ref.chars = true;
-  ref.character_coverage = options.character_coverage;
-  ref.limit_alphabet = options.limit_alphabet;
-  ref.byte_fallback = options.byte_fallback;
-  ref.prefix = options.continuing_subword_prefix;
-  ref.suffix = options.end_of_word_suffix;
-  return ref;
-}
-
 size_t CharCount(const std::string& s) {
   size_t n = 0;
   for (size_t i = 0; i < s.size(); ++n) {

@@ -24,17 +24,6 @@ using testing::ReferenceOptions;
 using testing::ReferenceTrain;
 using Words = TestWords;
 
-ReferenceOptions ToReference(const TrainerOptions& options) {
-  ReferenceOptions ref;
-  ref.vocab_size = options.vocab_size;
-  ref.min_frequency = options.min_frequency;
-  ref.max_token_length = options.max_token_length;
-  ref.num_special_tokens = options.special_tokens.size();
-  ref.hf_compat = options.hf_compat;
-  ref.hf_all_bytes = options.hf_all_bytes;
-  return ref;
-}
-
 // The ids the contract in bpe_trainer.h gives, checked independently of the trainer: specials
 // where special_tokens_at says, the alphabet, then each new token once in merge order.
 void ExpectIdsFollowContract(const Words& words, const TrainerOptions& options,

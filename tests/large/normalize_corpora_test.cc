@@ -1,40 +1,18 @@
 // Acceptance test of the Normalizer (ICU) against the utf8proc oracle on every shared corpus in
 // full, line by line, for every configuration that changes text: zero differing lines.
 #include <gtest/gtest.h>
-#include <zstd.h>
 
 #include <string>
 #include <vector>
 
-#include "common/file_util.h"
 #include "pretokenize/normalizer.h"
 #include "reference/checked.h"
 #include "reference/pcre2_differential.h"
+#include "reference/shared_corpus.h"
 #include "reference/utf8proc_normalizer.h"
 
 namespace tokenmill {
 namespace {
-
-std::string ReadCorpus(const std::string& name) {
-  const std::string path = std::string(TOKENMILL_SHARED_DIR) + "/corpora/" + name + ".txt.zst";
-  absl::StatusOr<std::string> compressed = ReadFile(path);
-  if (!compressed.ok()) return {};
-  std::string out;
-  ZSTD_DStream* stream = ZSTD_createDStream();
-  ZSTD_inBuffer in{compressed->data(), compressed->size(), 0};
-  std::vector<char> buffer(1 << 20);
-  while (in.pos < in.size) {
-    ZSTD_outBuffer o{buffer.data(), buffer.size(), 0};
-    const size_t rc = ZSTD_decompressStream(stream, &o, &in);
-    if (ZSTD_isError(rc)) {
-      ADD_FAILURE() << path << ": " << ZSTD_getErrorName(rc);
-      break;
-    }
-    out.append(buffer.data(), o.pos);
-  }
-  ZSTD_freeDStream(stream);
-  return out;
-}
 
 struct Case {
   std::string corpus;
@@ -65,7 +43,7 @@ INSTANTIATE_TEST_SUITE_P(SharedCorpora, NormalizeCorpusTest, ::testing::ValuesIn
 TEST_P(NormalizeCorpusTest, EveryLineAsUtf8procNormalizesIt) {
   static std::string cached_name, cached_text;
   if (cached_name != GetParam().corpus) {
-    cached_text = ReadCorpus(GetParam().corpus);
+    cached_text = testing::ReadSharedCorpus(GetParam().corpus);
     cached_name = GetParam().corpus;
   }
   const std::string& text = cached_text;

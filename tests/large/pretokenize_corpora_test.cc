@@ -3,16 +3,15 @@
 // newline (memory must not grow with the line beyond the line itself).
 #include <gtest/gtest.h>
 #include <sys/resource.h>
-#include <zstd.h>
 
 #include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "common/file_util.h"
 #include "pretokenize/pretokenizer.h"
 #include "reference/pcre2_differential.h"
+#include "reference/shared_corpus.h"
 #include "reference/checked.h"
 #include "reference/pcre2_splitter.h"
 #include "reference/sidecar_pattern.h"
@@ -21,27 +20,6 @@ namespace tokenmill {
 namespace {
 
 using testing::EscapeForMessage;
-
-std::string ReadCorpus(const std::string& name) {
-  const std::string path = std::string(TOKENMILL_SHARED_DIR) + "/corpora/" + name + ".txt.zst";
-  absl::StatusOr<std::string> compressed = ReadFile(path);
-  if (!compressed.ok()) return {};
-  std::string out;
-  ZSTD_DStream* stream = ZSTD_createDStream();
-  ZSTD_inBuffer in{compressed->data(), compressed->size(), 0};
-  std::vector<char> buffer(1 << 20);
-  while (in.pos < in.size) {
-    ZSTD_outBuffer o{buffer.data(), buffer.size(), 0};
-    const size_t rc = ZSTD_decompressStream(stream, &o, &in);
-    if (ZSTD_isError(rc)) {
-      ADD_FAILURE() << path << ": " << ZSTD_getErrorName(rc);
-      break;
-    }
-    out.append(buffer.data(), o.pos);
-  }
-  ZSTD_freeDStream(stream);
-  return out;
-}
 
 std::unique_ptr<PreTokenizer> Preset(std::string_view name) {
   PreTokenizerConfig config;
@@ -83,7 +61,7 @@ INSTANTIATE_TEST_SUITE_P(SharedCorpora, CorpusTest, ::testing::ValuesIn(AllCorpu
 // Zero differences on the whole corpus, split as one text. The corpora contain no code point on
 // which PCRE2 and tokenmill's tables disagree (checked first), so no exclusion applies.
 TEST_P(CorpusTest, SplitsLikePcre2InFull) {
-  const std::string text = ReadCorpus(GetParam().corpus);
+  const std::string text = testing::ReadSharedCorpus(GetParam().corpus);
   if (text.empty()) GTEST_SKIP() << "corpus " << GetParam().corpus << " not found";
   ASSERT_FALSE(testing::ContainsDisagreement(text));
   const std::vector<uint32_t> ours = Ends(*Preset(GetParam().preset), text);

@@ -13,6 +13,7 @@
 #include "model/bpe/bpe_model.h"
 #include "reference/reference_trainer.h"
 #include "train/trainer.h"
+#include "train/trainer_options.h"
 
 namespace tokenmill {
 namespace testing {
@@ -59,6 +60,27 @@ inline std::vector<testing::ReferenceMerge> ProductMerges(const TrainResult& res
                       result.merge_counts[i]});
   }
   return merges;
+}
+
+// The reference trainer's options for `options` (every field it has; character units' fields
+// only mean something when `units` is char).
+inline testing::ReferenceOptions ToReference(const TrainerOptions& options) {
+  testing::ReferenceOptions ref;
+  ref.vocab_size = options.vocab_size;
+  ref.min_frequency = options.min_frequency;
+  ref.max_token_length = options.max_token_length;
+  ref.num_special_tokens = options.special_tokens.size();
+  ref.hf_compat = options.hf_compat;
+  ref.hf_all_bytes = options.hf_all_bytes;
+  ref.chars = options.units == UnitKind::kChar;
+  if (ref.chars) {
+    ref.character_coverage = options.character_coverage;
+    ref.limit_alphabet = options.limit_alphabet;
+    ref.byte_fallback = options.byte_fallback;
+    ref.prefix = options.continuing_subword_prefix;
+    ref.suffix = options.end_of_word_suffix;
+  }
+  return ref;
 }
 
 inline std::string Describe(const std::vector<testing::ReferenceMerge>& merges) {

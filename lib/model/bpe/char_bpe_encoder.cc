@@ -117,10 +117,20 @@ absl::Status CharBpeEncoder::CheckEncodable(std::string_view text, size_t offset
 
 void CharBpeEncoder::EncodeText(std::string_view text, const PreTokenizer& pretokenizer,
                                 std::vector<TokenId>& out) const {
-  pretokenizer.Split(text, [&](std::string_view piece) { EncodePiece(piece, out); });
+  PieceCache* cache = LocalCache();  // once per text: a thread-local lookup
+  pretokenizer.Split(text, [&](std::string_view piece) { EncodePieceCached(piece, cache, out); });
+}
+
+PieceCache* CharBpeEncoder::LocalCache() const {
+  return options_.cache_entries == 0 ? nullptr : &caches_.local();
 }
 
 void CharBpeEncoder::EncodePiece(std::string_view piece, std::vector<TokenId>& out) const {
+  EncodePieceCached(piece, LocalCache(), out);
+}
+
+void CharBpeEncoder::EncodePieceCached(std::string_view piece, PieceCache* cache,
+                                       std::vector<TokenId>& out) const {
   if (piece.empty()) return;
   if (model_.ignore_merges) {
     if (TokenId id = token_table_.Find(piece); id != TokenTable::kMissing) {
@@ -128,7 +138,6 @@ void CharBpeEncoder::EncodePiece(std::string_view piece, std::vector<TokenId>& o
       return;
     }
   }
-  PieceCache* cache = options_.cache_entries == 0 ? nullptr : &caches_.local();
   const bool cached = cache != nullptr && piece.size() <= options_.max_cached_piece;
   IdWriter writer(out, piece.size() * (1 + model_.subword_prefix.size()) + model_.word_suffix.size());
   uint64_t hash = 0;

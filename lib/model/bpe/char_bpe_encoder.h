@@ -43,6 +43,9 @@ class CharBpeEncoder : public PieceEncoder {
 
  private:
   CharBpeEncoder(const BpeModel& model, const EncoderOptions& options);
+  // EncodePiece with this thread's cache (nullptr: no cache).
+  void EncodePieceCached(std::string_view piece, PieceCache* cache, std::vector<TokenId>& out) const;
+  PieceCache* LocalCache() const;
   // The piece's initial symbols, appended to `ids`.
   void InitialIds(std::string_view piece, std::vector<TokenId>& ids) const;
   // The token of character `cp` as a symbol of kind `variant` (units.h: CharVariant).
