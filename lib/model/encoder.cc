@@ -121,22 +121,20 @@ absl::Status Encoder::CheckEncodable(std::string_view text, size_t offset) const
   return absl::OkStatus();
 }
 
+std::string_view Encoder::Prepared(std::string_view text) const {
+  thread_local std::string prepared;  // one buffer per thread, reused text after text
+  return prep_->Prepared(text, prepared);
+}
+
 void Encoder::EncodePrepared(std::string_view text, std::vector<TokenId>& out) const {
-  thread_local std::string prepared;
-  prep_->Prepare(text, prepared);
-  pieces_->EncodeText(prepared, *pretokenizer_, out);
+  pieces_->EncodeText(Prepared(text), *pretokenizer_, out);
 }
 
 absl::Status Encoder::EncodeWithUnknownBytes(std::string_view text, size_t offset,
                                              std::vector<TokenId>& out) const {
-  if (!prep_->identity()) {
-    // The bytes to check are those of the prepared text (normalization may make or remove
-    // them); offsets are counted in it.
-    std::string prepared;
-    prep_->Prepare(text, prepared);
-    return EncodeUnknownPrepared(prepared, offset, out);
-  }
-  return EncodeUnknownPrepared(text, offset, out);
+  // The bytes to check are those of the prepared text (normalization may make or remove them);
+  // offsets are counted in it.
+  return EncodeUnknownPrepared(Prepared(text), offset, out);
 }
 
 absl::Status Encoder::EncodeUnknownPrepared(std::string_view text, size_t offset,
@@ -173,8 +171,7 @@ absl::Status Encoder::EncodeTo(std::string_view text, SpecialPolicy policy,
       out.push_back(special_ids_[special_index]);
     } else if (unencodable_.none()) {
       if (check_pieces_ && status.ok()) {
-        std::string prepared;
-        std::string_view ready = prep_->Prepared(segment, prepared);
+        const std::string_view ready = Prepared(segment);
         status = pieces_->CheckEncodable(ready, segment.data() - text.data());
         if (status.ok()) pieces_->EncodeText(ready, *pretokenizer_, out);
       } else {

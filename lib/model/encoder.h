@@ -112,6 +112,9 @@ class Encoder {
 
   // A token's decoded bytes: markers dropped (the suffix as `suffix_as`), "▁" as a space.
   std::string DecodedToken(std::string_view token, std::string_view suffix_as) const;
+  // `text` prepared (text_prep.h): itself when there is nothing to do, else a view of this
+  // thread's buffer, valid until the thread's next call.
+  std::string_view Prepared(std::string_view text) const;
   // EncodeOrdinary for a model whose text is prepared first.
   void EncodePrepared(std::string_view text, std::vector<TokenId>& out) const;
   // Ordinary text at `offset` in the text being encoded, for a vocabulary without some bytes.

@@ -12,6 +12,7 @@
 #include "model/hf_json_fields.h"
 #include "model/json_writer.h"
 #include "pretokenize/presets.h"
+#include "pretokenize/text_prep.h"
 
 namespace tokenmill {
 namespace {
@@ -131,12 +132,12 @@ absl::StatusOr<ParsedPreTokenizer> ParsePreTokenizer(simdjson::dom::element pre,
         }
       }
     } else if (step_type == "Metaspace") {
-      std::string_view replacement = "\u2581", scheme = "always";
+      std::string_view replacement = kMetaspace, scheme = "always";
       if (simdjson::dom::element e; !step["replacement"].get(e) && e.get(replacement)) {
         return error(field + ".replacement", "is not a string");
       }
-      if (replacement != "\u2581") {
-        return error(field + ".replacement", StrCat("is '", replacement, "'; tokenmill reads '\u2581'"));
+      if (replacement != kMetaspace) {
+        return error(field + ".replacement", StrCat("is '", replacement, "'; tokenmill reads '", kMetaspace, "'"));
       }
       if (simdjson::dom::element e; !step["prepend_scheme"].get(e) && e.get(scheme)) {
         return error(field + ".prepend_scheme", "is not a string");

@@ -14,11 +14,10 @@
 #include "common/strings.h"
 #include "model/json_writer.h"
 #include "pretokenize/presets.h"
+#include "pretokenize/text_prep.h"
 
 namespace tokenmill {
 namespace {
-
-constexpr std::string_view kMetaspaceText = "\xE2\x96\x81";  // U+2581
 
 std::string HfSequence(std::string_view field, const std::vector<std::string>& parts) {
   std::string out = StrCat(R"({"type":"Sequence",")", field, R"(":[)");
@@ -290,7 +289,7 @@ class CharUnits : public Units {
       parts.push_back(part + "}");
     }
     const bool metaspace = config.preset == "metaspace";
-    if (metaspace) replace(kMetaspaceText, " ");
+    if (metaspace) replace(kMetaspace, " ");
     if (byte_fallback) parts.push_back(R"({"type":"ByteFallback"})");
     parts.push_back(R"({"type":"Fuse"})");
     if (metaspace && config.metaspace_prefix) {

@@ -1,12 +1,11 @@
 #include "pretokenize/split_modes.h"
 
 #include "pretokenize/custom_pattern.h"
+#include "pretokenize/text_prep.h"
 #include "pretokenize/unicode_classes.h"
 
 namespace tokenmill {
 namespace {
-
-constexpr unsigned char kMeta0 = 0xE2, kMeta1 = 0x96, kMeta2 = 0x81;  // U+2581 "▁"
 
 // Calls on_piece for each stretch of text between invalid bytes, cut by `cut_before(i)` (a
 // piece starts at i), and for each invalid byte alone.
@@ -38,7 +37,7 @@ class MetaspaceSplitter final : public PreTokenizer {
   void Split(std::string_view text,
              absl::FunctionRef<void(std::string_view piece)> on_piece) const override {
     SplitValid(text, on_piece, [](const unsigned char* s, size_t n, size_t i) {
-      return s[i] == kMeta0 && i + 2 < n && s[i + 1] == kMeta1 && s[i + 2] == kMeta2;
+      return std::string_view(reinterpret_cast<const char*>(s + i), n - i).starts_with(kMetaspace);
     });
   }
 };
