@@ -182,7 +182,8 @@ TEST(ModelFile, MissingSidecarAndUnknownJsonAreClearErrors) {
   model = LoadBpeModel(other);
   ASSERT_FALSE(model.ok());
   EXPECT_THAT(std::string(model.status().message()), HasSubstr("other.json: field 'model' is missing"));
-  EXPECT_FALSE(OutputFormatOf(dir.File("x.txt")).ok());
+  EXPECT_FALSE(OutputFormatOf(dir.File("x.bin")).ok());
+  EXPECT_EQ(*OutputFormatOf(dir.File("vocab.txt")), ModelFormat::kVocabTxt);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "commands.h"
 #include "common/option_error.h"
+#include "common/status_macros.h"
 #include "common/strings.h"
 #include "corpus_flags.h"
 #include "driver/training_run.h"
@@ -27,6 +28,8 @@ struct TrainCommandOptions {
   bool quiet = false;
   std::string resume;  // continue from this checkpoint instead of reading a corpus
   bool ignore_corpus_change = false;
+  // --algorithm wordpiece without --special-token: BERT's five special tokens.
+  bool bert_specials = true;
 };
 
 double PeakRssMb() {
@@ -36,6 +39,7 @@ double PeakRssMb() {
 }
 
 std::string OutputNames(const TrainingRunOptions& options) {
+  if (options.format == ModelFormat::kVocabTxt) return StrCat(options.output, " (vocab.txt)");
   return options.format == ModelFormat::kTiktoken
              ? StrCat(options.output, " and ", TiktokenSidecarPath(options.output))
              : options.output;
@@ -100,6 +104,10 @@ constexpr char kTrainDescription[] =
     "Trains a BPE tokenizer on the given text files (each line, with its newline, is one\n"
     "document) and writes it as a Hugging Face tokenizer.json: byte-level (GPT-2 style), or\n"
     "with --unit char on characters with byte fallback (SentencePiece/Llama style).\n"
+    "--algorithm wordpiece trains BERT's WordPiece instead: merges ranked by likelihood\n"
+    "(--wordpiece-score), on characters with ## before word-internal pieces, the BERT\n"
+    "pre-tokenizer and [PAD] [UNK] [CLS] [SEP] [MASK] unless told otherwise; it writes\n"
+    "tokenizer.json or BERT's vocab.txt (--output *.txt or --format vocab-txt).\n"
     "--progress also reports the merges (bar: merges/s, ETA, the last token).\n"
     "Checkpoints (OUTPUT.ckpt by default) are written after counting, at the end, on\n"
     "Ctrl-C/SIGTERM and as often as asked; `tokenmill train --resume CKPT` continues an\n"
@@ -108,6 +116,23 @@ constexpr char kTrainDescription[] =
 
 void RegisterTrainFlags(FlagSet& flags, TrainCommandOptions* options) {
   TrainingRunOptions& run = options->run;
+  flags.AddEnum("algorithm", &run.trainer.algorithm,
+                {{"bpe", Algorithm::kBpe}, {"wordpiece", Algorithm::kWordPiece}},
+                "bpe, or wordpiece (BERT's: --unit char, --continuing-subword-prefix ##, "
+                "--preset bert, BERT's special tokens at the start and --character-coverage 1 "
+                "unless given)");
+  flags.AddEnum("wordpiece-score", &run.trainer.wordpiece_score,
+                {{"likelihood", WordPieceScore::kLikelihood},
+                 {"frequency", WordPieceScore::kFrequency}},
+                "--algorithm wordpiece: merge the pair with the highest count(ab) / (count(a) "
+                "count(b)) (likelihood), or the most frequent (frequency: Hugging Face's "
+                "WordPieceTrainer; with --hf-compat its exact vocabulary)");
+  flags.AddSize("max-input-chars-per-word", &run.trainer.max_input_chars_per_word,
+                "--algorithm wordpiece: a longer word encodes as [UNK] (BERT's rule; recorded "
+                "in the tokenizer)");
+  flags.AddBool("bert-specials", &options->bert_specials,
+                "--algorithm wordpiece without --special-token: add [PAD] [UNK] [CLS] [SEP] "
+                "[MASK]; =false for none (Hugging Face's default trainer has none)");
   flags.AddSize("vocab-size", &run.trainer.vocab_size,
                 "total vocabulary: 256 byte tokens (with --hf-compat: the bytes that occur) + "
                 "merges + special tokens; --unit char: characters + 256 byte-fallback tokens "
@@ -133,8 +158,11 @@ void RegisterTrainFlags(FlagSet& flags, TrainCommandOptions* options) {
                   "where to write the tokenizer: tokenizer.json, or with --format tiktoken the "
                   ".tiktoken ranks (its JSON sidecar goes next to it) (required)");
   flags.AddEnum("format", &run.format,
-                {{"hf", ModelFormat::kHfJson}, {"tiktoken", ModelFormat::kTiktoken}},
-                "output format: Hugging Face tokenizer.json, or tiktoken's .tiktoken + sidecar");
+                {{"hf", ModelFormat::kHfJson}, {"tiktoken", ModelFormat::kTiktoken},
+                 {"vocab-txt", ModelFormat::kVocabTxt}},
+                "output format: Hugging Face tokenizer.json, tiktoken's .tiktoken + sidecar, or "
+                "(WordPiece) BERT's vocab.txt, the default for --algorithm wordpiece with --output "
+                "*.txt");
   AddCorpusFlags(flags, &run.corpus);
   flags.AddEnum("special-tokens-at", &run.trainer.special_tokens_at,
                 {{"start", SpecialTokensAt::kStart}, {"end", SpecialTokensAt::kEnd}},
@@ -165,6 +193,35 @@ void RegisterTrainFlags(FlagSet& flags, TrainCommandOptions* options) {
                 "resume even if the corpus files changed since the checkpoint");
 }
 
+// --algorithm wordpiece's defaults (BERT's), for the flags not given; the WordPiece-only flags
+// without it are usage errors.
+absl::Status ApplyAlgorithmDefaults(TrainCommandOptions& options, const FlagSet& flags) {
+  TrainingRunOptions& run = options.run;
+  if (run.trainer.algorithm != Algorithm::kWordPiece) {
+    for (const char* flag : {"wordpiece-score", "max-input-chars-per-word", "bert-specials"}) {
+      if (flags.WasSet(flag)) {
+        return OptionError(StrCat("--", flag, " applies only to `algorithm` wordpiece"),
+                           {"algorithm"});
+      }
+    }
+    return absl::OkStatus();
+  }
+  TrainerOptions& t = run.trainer;
+  if (!flags.WasSet("unit")) t.units = UnitKind::kChar;
+  if (!flags.WasSet("continuing-subword-prefix")) t.continuing_subword_prefix = "##";
+  if (!flags.WasSet("byte-fallback")) t.byte_fallback = false;
+  if (!flags.WasSet("character-coverage")) t.character_coverage = 1.0;
+  if (!flags.WasSet("special-tokens-at")) t.special_tokens_at = SpecialTokensAt::kStart;
+  t.unknown_token = "[UNK]";
+  if (!flags.WasSet("preset") && !flags.WasSet("pattern")) {
+    run.corpus.pretokenizer.preset = "bert";
+  }
+  if (run.corpus.special_tokens.empty() && options.bert_specials) {
+    run.corpus.special_tokens = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+  }
+  return absl::OkStatus();
+}
+
 // The run the flags ask for: a new one, or the resumed one; an exit code when it cannot start.
 absl::StatusOr<TrainingRun> StartRun(TrainCommandOptions& options, const FlagSet& flags) {
   TrainingRunOptions& run = options.run;
@@ -175,6 +232,11 @@ absl::StatusOr<TrainingRun> StartRun(TrainCommandOptions& options, const FlagSet
     }
     if (!run.corpus.inputs.empty()) set.push_back("inputs");
     return TrainingRun::Resume(options.resume, run, set, options.ignore_corpus_change);
+  }
+  TM_RETURN_IF_ERROR(ApplyAlgorithmDefaults(options, flags));
+  if (run.trainer.algorithm == Algorithm::kWordPiece && !flags.WasSet("format") &&
+      run.output.ends_with(".txt")) {
+    run.format = ModelFormat::kVocabTxt;
   }
   // --hf-compat gives special tokens the first ids, as Hugging Face does.
   if (run.trainer.hf_compat && !flags.WasSet("special-tokens-at")) {

@@ -21,7 +21,6 @@ constexpr Spelling kExceptions[] = {
     {"special_tokens", "special-token"},
     {"counts_files", "counts"},
     {"inputs", ""},  // positional
-    {"algorithm", ""},
     {"units", "unit"},
 };
 
@@ -33,7 +32,8 @@ constexpr std::string_view kOptions[] = {
     "min_frequency", "max_token_length", "hf_compat", "hf_all_bytes", "checkpoint", "checkpoint_every",
     "checkpoint_interval", "ignore_corpus_change", "inputs", "algorithm", "units",
     "character_coverage", "limit_alphabet", "byte_fallback", "unknown_bytes",
-    "continuing_subword_prefix", "end_of_word_suffix",
+    "continuing_subword_prefix", "end_of_word_suffix", "wordpiece_score",
+    "max_input_chars_per_word",
 };
 
 }  // namespace

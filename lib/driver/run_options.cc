@@ -7,7 +7,8 @@ namespace tokenmill {
 template <>
 struct EnumNames<ModelFormat> {
   static constexpr std::pair<std::string_view, ModelFormat> kNames[] = {
-      {"hf", ModelFormat::kHfJson}, {"tiktoken", ModelFormat::kTiktoken}};
+      {"hf", ModelFormat::kHfJson}, {"tiktoken", ModelFormat::kTiktoken},
+      {"vocab-txt", ModelFormat::kVocabTxt}};
 };
 
 std::span<const OptionField<TrainingRunOptions>> TrainingRunOptions::Fields() {

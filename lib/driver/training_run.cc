@@ -45,6 +45,17 @@ TrainingRun& TrainingRun::operator=(TrainingRun&&) noexcept = default;
 TrainingRun::~TrainingRun() = default;
 
 absl::Status TrainingRun::CheckOutputs() const {
+  const bool wordpiece = options_.trainer.algorithm == Algorithm::kWordPiece;
+  if (options_.format == ModelFormat::kTiktoken && wordpiece) {
+    return OptionError("`format` tiktoken holds BPE models; `algorithm` wordpiece writes `format` "
+                       "hf (tokenizer.json) or vocab-txt",
+                       {"format", "algorithm"});
+  }
+  if (options_.format == ModelFormat::kVocabTxt && !wordpiece) {
+    return OptionError("`format` vocab-txt (BERT's vocab.txt) holds WordPiece models only; "
+                       "`algorithm` bpe writes `format` hf or tiktoken",
+                       {"format", "algorithm"});
+  }
   if (options_.format == ModelFormat::kTiktoken && options_.trainer.units != UnitKind::kByte) {
     return OptionError(StrCat("`format` tiktoken holds byte-level tokens only; `units` ",
                               UnitKindName(options_.trainer.units),
@@ -117,6 +128,8 @@ absl::Status TrainingRun::Gather(RunOutcome& outcome, Checkpoint& base, CorpusCo
     outcome.skipped_records = counts.skipped_records;
     outcome.first_skipped = counts.first_skipped;
   }
+  // The checkpoint's model type names its steps' kind: merges, for BPE and WordPiece alike
+  // (the algorithm is a trainer option).
   base.model_type = ModelType::kBpe;
   base.format_version = kCheckpointFormatVersion;
   StoreOptions(options_, base);

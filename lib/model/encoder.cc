@@ -10,6 +10,7 @@
 #include "common/huge_pages.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
+#include "model/wordpiece/wordpiece_encoder.h"
 
 namespace tokenmill {
 
@@ -35,7 +36,10 @@ Encoder::Encoder(std::unique_ptr<const Model> model, std::unique_ptr<TextPrep> p
   prefix_ = std::string(model_->continuing_subword_prefix());
   suffix_ = std::string(model_->end_of_word_suffix());
   const bool metaspace = pre.preset == "metaspace";
-  if (metaspace || !prefix_.empty() || !suffix_.empty()) {
+  if (const WordPieceModel* wordpiece = AsWordPiece(*model_)) {
+    word_pieces_ = true;
+    cleanup_ = wordpiece->cleanup;
+  } else if (metaspace || !prefix_.empty() || !suffix_.empty()) {
     std::vector<bool> is_byte(tokens_.size(), false);
     for (TokenId id : model_->byte_fallback_ids()) is_byte[id] = true;
     decoded_.resize(tokens_.size());
@@ -283,6 +287,7 @@ absl::StatusOr<std::vector<ExplainedPiece>> Encoder::Explain(std::string_view te
 }
 
 absl::Status Encoder::DecodeTo(absl::Span<const TokenId> ids, std::string& out) const {
+  if (word_pieces_) return DecodeWordPieces(ids, out);
   std::span<const std::string> tokens = decoded_.empty() ? tokens_ : std::span<const std::string>(decoded_);
   const size_t start = out.size();
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -298,6 +303,29 @@ absl::Status Encoder::DecodeTo(absl::Span<const TokenId> ids, std::string& out) 
     }
   }
   if (strip_prefix_ && out.size() > start && out[start] == ' ') out.erase(start, 1);
+  return absl::OkStatus();
+}
+
+absl::Status Encoder::DecodeWordPieces(absl::Span<const TokenId> ids, std::string& out) const {
+  // Hugging Face's WordPiece decoder: per token, a later one loses its prefix or gets a space
+  // before it, then the cleanup.
+  std::string piece;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const TokenId id = ids[i];
+    if (id >= tokens_.size() || tokens_[id].empty()) {
+      return absl::InvalidArgumentError(
+          StrCat("id ", id, " (position ", i, ") is not in the vocabulary"));
+    }
+    std::string_view token = tokens_[id];
+    if (i > 0 && token.starts_with(prefix_)) {
+      token.remove_prefix(prefix_.size());
+      piece.assign(token);
+    } else {
+      piece.assign(i > 0 ? " " : "");
+      piece += token;
+    }
+    out += cleanup_ ? WordPieceCleanup(std::move(piece)) : piece;
+  }
   return absl::OkStatus();
 }
 

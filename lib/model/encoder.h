@@ -4,7 +4,8 @@
 // prepared as the model's PreTokenizerConfig says (text_prep.h: normalization, the metaspace)
 // -> the model's pre-tokenizer splits it into pieces -> the model's piece encoder
 // (Model::MakePieceEncoder, piece_encoder.h) turns them into ids.
-// Decoding concatenates the tokens' bytes; for the metaspace split, each "▁" of a token that is
+// Decoding concatenates the tokens' bytes (WordPiece models: a space before each token that does
+// not continue a word, wordpiece_model.h); for the metaspace split, each "▁" of a token that is
 // no byte-fallback token is a space, and the one space a prefix put first is dropped (Hugging
 // Face's Replace + Strip decoders). For a model read from OpenAI's .tiktoken files the ids are
 // exactly tiktoken's; Decode(Encode(x)) == x for every byte string x when the vocabulary
@@ -110,6 +111,7 @@ class Encoder {
           std::unique_ptr<SpecialTokenMatcher> specials, std::unique_ptr<PieceEncoder> pieces,
           UnknownBytes unknown_bytes);
 
+  absl::Status DecodeWordPieces(absl::Span<const TokenId> ids, std::string& out) const;
   // A token's decoded bytes: markers dropped (the suffix as `suffix_as`), "▁" as a space.
   std::string DecodedToken(std::string_view token, std::string_view suffix_as) const;
   // `text` prepared (text_prep.h): itself when there is nothing to do, else a view of this
@@ -141,6 +143,9 @@ class Encoder {
   std::vector<std::string> decoded_;
   bool strip_prefix_ = false;
   std::string prefix_, suffix_;  // the model's word-boundary markers
+  // WordPiece models decode by Hugging Face's WordPiece decoder (wordpiece_model.h).
+  bool word_pieces_ = false;
+  bool cleanup_ = false;
   std::vector<TokenId> special_ids_;               // parallel to specials_->tokens()
   std::unique_ptr<PieceEncoder> pieces_;
   std::bitset<256> unencodable_;

@@ -11,6 +11,8 @@
 #include "model/bpe/bpe_hf_json.h"
 #include "model/hf_json_fields.h"
 #include "model/json_writer.h"
+#include "model/wordpiece/wordpiece_encoder.h"
+#include "model/wordpiece/wordpiece_files.h"
 #include "pretokenize/presets.h"
 #include "pretokenize/text_prep.h"
 
@@ -39,10 +41,13 @@ std::vector<std::string> HfJsonPieces(const Model& model) {
   head += "  \"pre_tokenizer\": ";
   head += units.HfPreTokenizer(model.pre_tokenizer());
   head += ",\n  \"post_processor\": null,\n";
+  const WordPieceModel* wordpiece = AsWordPiece(model);
   StrAppend(&head, "  \"decoder\": ",
-            units.HfDecoder(model.pre_tokenizer(), !model.byte_fallback_ids().empty(),
-                            bpe != nullptr ? bpe->subword_prefix : "",
-                            bpe != nullptr ? bpe->word_suffix : ""),
+            wordpiece != nullptr
+                ? WordPieceHfDecoder(*wordpiece)
+                : units.HfDecoder(model.pre_tokenizer(), !model.byte_fallback_ids().empty(),
+                                  bpe != nullptr ? bpe->subword_prefix : "",
+                                  bpe != nullptr ? bpe->word_suffix : ""),
             ",");
   StrAppend(&head, "\n  \"model\": {\n    \"type\": \"", ModelTypeName(model.type()), "\",\n");
   std::vector<std::string> pieces;
@@ -50,6 +55,9 @@ std::vector<std::string> HfJsonPieces(const Model& model) {
   switch (model.type()) {
     case ModelType::kBpe:
       AppendBpeModelJson(*AsBpe(model), pieces);
+      break;
+    case ModelType::kWordPiece:
+      AppendWordPieceModelJson(*wordpiece, pieces);
       break;
   }
   return pieces;
@@ -223,6 +231,38 @@ absl::Status ParseAddedTokens(simdjson::dom::element root, std::string_view sour
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::unique_ptr<Model>> WordPieceFromHfJson(simdjson::dom::element root,
+                                                           simdjson::dom::element model_json,
+                                                           std::string_view source) {
+  auto model = std::make_unique<WordPieceModel>();
+  simdjson::dom::element pre;
+  if (root["pre_tokenizer"].get(pre)) return HfJsonFieldError(source, "pre_tokenizer", "is missing");
+  TM_ASSIGN_OR_RETURN(ParsedPreTokenizer parsed, ParsePreTokenizer(pre, source));
+  if (parsed.units != UnitKind::kChar) {
+    return HfJsonFieldError(source, "pre_tokenizer",
+                            "is ByteLevel, which tokenmill does not read with a WordPiece model");
+  }
+  model->pretokenizer = std::move(parsed.config);
+  TM_ASSIGN_OR_RETURN(model->pretokenizer.normalizer, ParseNormalizer(root, source));
+  absl::flat_hash_map<TokenId, std::string> added;
+  TM_RETURN_IF_ERROR(ParseAddedTokens(root, source, added, model->specials));
+  TM_RETURN_IF_ERROR(ParseWordPieceModelJson(model_json, added, source, *model));
+  // The decoder's cleanup (Hugging Face's WordPiece decoder; without one, ids decode the same
+  // way without cleanup).
+  model->cleanup = false;
+  simdjson::dom::element decoder;
+  std::string_view decoder_type;
+  if (!root["decoder"].get(decoder) && !decoder.is_null() && !decoder["type"].get(decoder_type) &&
+      decoder_type == "WordPiece") {
+    bool cleanup = true;
+    if (simdjson::dom::element e; !decoder["cleanup"].get(e) && e.get(cleanup)) {
+      return HfJsonFieldError(source, "decoder.cleanup", "is not a boolean");
+    }
+    model->cleanup = cleanup;
+  }
+  return std::unique_ptr<Model>(std::move(model));
+}
+
 }  // namespace
 
 std::string ToHfJson(const Model& model) {
@@ -251,8 +291,10 @@ absl::StatusOr<std::unique_ptr<Model>> FromHfJson(std::string_view json, std::st
   } else if (e.get(type)) {
     return HfJsonFieldError(source, "model.type", "is not a string");
   }
+  if (type == ModelTypeName(ModelType::kWordPiece)) return WordPieceFromHfJson(root, model_json, source);
   if (type != ModelTypeName(ModelType::kBpe)) {
-    return HfJsonFieldError(source, "model.type", StrCat("is \"", type, "\"; tokenmill reads \"BPE\""));
+    return HfJsonFieldError(source, "model.type",
+                            StrCat("is \"", type, "\"; tokenmill reads \"BPE\" and \"WordPiece\""));
   }
   auto model = std::make_unique<BpeModel>();
   TM_RETURN_IF_ERROR(ParseBpeModelFlags(model_json, source, *model));

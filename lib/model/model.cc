@@ -7,6 +7,7 @@ namespace tokenmill {
 std::string_view ModelTypeName(ModelType type) {
   switch (type) {
     case ModelType::kBpe: return "BPE";
+    case ModelType::kWordPiece: return "WordPiece";
   }
   return "?";
 }

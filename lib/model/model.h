@@ -30,8 +30,9 @@ struct SpecialToken {
 // The kinds of model, numbered for checkpoints: a number is never reused.
 enum class ModelType : uint8_t {
   kBpe = 1,
+  kWordPiece = 2,
 };
-// As tokenizer.json's "model.type" spells it ("BPE").
+// As tokenizer.json's "model.type" spells it ("BPE", "WordPiece").
 std::string_view ModelTypeName(ModelType type);
 
 // tokenizer.json's "normalizer" value for `config` ("null" for the identity).

@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <cctype>
 #include <cstdio>
 
 #include "common/file_util.h"
@@ -10,11 +11,29 @@
 #include "model/bpe/bpe_model.h"
 #include "model/hf_json.h"
 #include "model/tiktoken_file.h"
+#include "model/wordpiece/wordpiece_encoder.h"
+#include "model/wordpiece/wordpiece_files.h"
 
 namespace tokenmill {
 namespace {
 
 enum class JsonKind { kNotJson, kTokenizerJson, kTiktokenSidecar, kOther };
+
+// Whether a text that is no JSON is a .tiktoken ranks file: its first line "<base64> <rank>".
+bool LooksLikeTiktoken(std::string_view text) {
+  const std::string_view line = text.substr(0, text.find('\n'));
+  const size_t space = line.find(' ');
+  if (space == std::string_view::npos || space == 0 || space + 1 == line.size()) return false;
+  for (char c : line.substr(0, space)) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '/' && c != '=') {
+      return false;
+    }
+  }
+  for (char c : line.substr(space + 1)) {
+    if (!std::isdigit(static_cast<unsigned char>(c)) && c != '\r') return false;
+  }
+  return true;
+}
 
 JsonKind ClassifyJson(const std::string& text) {
   size_t first = text.find_first_not_of(" \t\r\n");
@@ -33,14 +52,19 @@ JsonKind ClassifyJson(const std::string& text) {
 }  // namespace
 
 std::string_view ModelFormatName(ModelFormat format) {
-  return format == ModelFormat::kHfJson ? "tokenizer.json" : "tiktoken";
+  switch (format) {
+    case ModelFormat::kHfJson: return "tokenizer.json";
+    case ModelFormat::kTiktoken: return "tiktoken";
+    case ModelFormat::kVocabTxt: return "vocab.txt";
+  }
+  return "?";
 }
 
 absl::StatusOr<ModelFormat> DetectModelFormat(const std::string& path) {
   TM_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   switch (ClassifyJson(text)) {
     case JsonKind::kNotJson:
-      return ModelFormat::kTiktoken;
+      return LooksLikeTiktoken(text) ? ModelFormat::kTiktoken : ModelFormat::kVocabTxt;
     case JsonKind::kTiktokenSidecar:
       return ModelFormat::kTiktoken;
     case JsonKind::kTokenizerJson:
@@ -53,10 +77,25 @@ absl::StatusOr<ModelFormat> DetectModelFormat(const std::string& path) {
             "sidecar (no 'pattern' field)"));
 }
 
+PreTokenizerConfig BertTextSettings() {
+  PreTokenizerConfig config("bert");
+  return config;
+}
+
 absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path) {
+  return LoadModel(path, BertTextSettings());
+}
+
+absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path,
+                                                 const PreTokenizerConfig& vocab_txt_text) {
   TM_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   switch (ClassifyJson(text)) {
     case JsonKind::kNotJson: {
+      if (!LooksLikeTiktoken(text)) {
+        TM_ASSIGN_OR_RETURN(WordPieceModel model, FromVocabTxt(text, path));
+        model.pretokenizer = vocab_txt_text;
+        return std::unique_ptr<Model>(std::make_unique<WordPieceModel>(std::move(model)));
+      }
       TM_ASSIGN_OR_RETURN(BpeModel model, LoadTiktoken(path));
       return std::unique_ptr<Model>(std::make_unique<BpeModel>(std::move(model)));
     }
@@ -84,8 +123,10 @@ absl::StatusOr<ModelFormat> OutputFormatOf(const std::string& path) {
   std::string_view p = path;
   if (p.ends_with(".tiktoken")) return ModelFormat::kTiktoken;
   if (p.ends_with(".json")) return ModelFormat::kHfJson;
+  if (p.ends_with(".txt")) return ModelFormat::kVocabTxt;
   return absl::InvalidArgumentError(StrCat(
-      path, ": cannot tell the output format; name it *.json (tokenizer.json) or *.tiktoken"));
+      path, ": cannot tell the output format; name it *.json (tokenizer.json), *.tiktoken or "
+            "*.txt (BERT's vocab.txt)"));
 }
 
 absl::StatusOr<std::vector<std::string>> OutputFilesOf(const std::string& path) {
@@ -101,6 +142,16 @@ absl::Status SaveModel(const Model& model, const std::string& path) {
 
 absl::Status SaveModelAs(const Model& model, const std::string& path, ModelFormat format) {
   if (format == ModelFormat::kTiktoken) return SaveTiktoken(model, path);
+  if (format == ModelFormat::kVocabTxt) {
+    const WordPieceModel* wordpiece = AsWordPiece(model);
+    if (wordpiece == nullptr) {
+      return absl::InvalidArgumentError(StrCat(
+          path, ": vocab.txt (BERT's) holds WordPiece models; this is a ",
+          ModelTypeName(model.type()), " model (write tokenizer.json)"));
+    }
+    TM_ASSIGN_OR_RETURN(std::string text, ToVocabTxt(*wordpiece));
+    return WriteFileAtomically(path, std::string_view(text));
+  }
   return SaveHfJson(model, path);
 }
 

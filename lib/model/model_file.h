@@ -1,10 +1,11 @@
 // Loading and saving a Model in any supported file format.
 //
-// Formats: Hugging Face tokenizer.json and tiktoken's .tiktoken (+ its JSON sidecar). Loading
-// looks at the content, not the name: a JSON object with a "model" field is a tokenizer.json;
-// a JSON object with a "pattern" field is a tiktoken sidecar, loaded with the .tiktoken file
-// next to it; anything else is read as a .tiktoken ranks file. Saving goes by the extension
-// of the output path.
+// Formats: Hugging Face tokenizer.json, tiktoken's .tiktoken (+ its JSON sidecar) and BERT's
+// vocab.txt (WordPiece models: model/wordpiece/wordpiece_files.h). Loading looks at the
+// content, not the name: a JSON object with a "model" field is a tokenizer.json; a JSON object
+// with a "pattern" field is a tiktoken sidecar, loaded with the .tiktoken file next to it; a
+// text whose first line is "<base64> <rank>" is a .tiktoken ranks file; any other text is a
+// vocab.txt. Saving goes by the extension of the output path (.txt: vocab.txt).
 #pragma once
 
 #include <memory>
@@ -18,19 +19,25 @@
 
 namespace tokenmill {
 
-enum class ModelFormat { kHfJson, kTiktoken };
+enum class ModelFormat { kHfJson, kTiktoken, kVocabTxt };
 
 std::string_view ModelFormatName(ModelFormat format);
 
 // Which format `path` holds, from its first bytes. Errors name the file.
 absl::StatusOr<ModelFormat> DetectModelFormat(const std::string& path);
 
-// Loads `path` in the format DetectModelFormat() finds.
+// Loads `path` in the format DetectModelFormat() finds. A vocab.txt gets `vocab_txt_text` as
+// its pre-tokenizer and normalizer (the file has none; BERT's by default).
 absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path);
+absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path,
+                                                 const PreTokenizerConfig& vocab_txt_text);
+// BERT's text settings: the bert pre-tokenizer and normalizer, not lowercased.
+PreTokenizerConfig BertTextSettings();
 // The same for a file that must hold a BPE model (an error names the type it holds instead).
 absl::StatusOr<BpeModel> LoadBpeModel(const std::string& path);
 
-// The format SaveModel() writes for `path`: ".tiktoken" -> kTiktoken, ".json" -> kHfJson.
+// The format SaveModel() writes for `path`: ".tiktoken" -> kTiktoken, ".json" -> kHfJson,
+// ".txt" -> kVocabTxt.
 absl::StatusOr<ModelFormat> OutputFormatOf(const std::string& path);
 
 // Every file SaveModel(model, path) writes (a .tiktoken also writes its sidecar).

@@ -59,6 +59,10 @@ struct ExplainedPiece {
   std::vector<TokenId> initial;   // the piece's initial symbols (its bytes' tokens)
   std::vector<MergeStep> merges;  // the steps applied, in order (empty when whole_token)
   std::vector<TokenId> ids;       // the piece's tokens
+  // WordPiece: where each of `ids` starts in `text` (bytes), and, when the piece is the
+  // unknown token, why.
+  std::vector<size_t> piece_starts;
+  std::string unknown_reason;
 };
 
 class PieceEncoder {

@@ -212,7 +212,7 @@ class CharUnits : public Units {
     std::sort(counts.chars.begin(), counts.chars.end());  // by code point (Hugging Face's order)
     alphabet.unknown = options.unknown_token;
     alphabet.byte_fallback = options.byte_fallback;
-    if (alphabet.unknown) alphabet.symbols.emplace_back(kUnknownToken);
+    if (alphabet.unknown) alphabet.symbols.push_back(options.unknown_name);
     if (alphabet.byte_fallback) {
       for (int b = 0; b < 256; ++b) alphabet.symbols.emplace_back(1, static_cast<char>(b));
     }

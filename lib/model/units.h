@@ -37,6 +37,9 @@ enum class UnitKind : uint8_t {
 // "byte", "char".
 std::string_view UnitKindName(UnitKind kind);
 
+// The unknown token of character units without byte fallback, unless named otherwise.
+inline constexpr std::string_view kUnknownToken = "<unk>";
+
 // How training picks the alphabet.
 struct AlphabetOptions {
   // Hugging Face's alphabet: only the symbols that occur, in its order (byte level: ordered by
@@ -55,6 +58,7 @@ struct AlphabetOptions {
   // hf_compat and neither, they are dropped from the words, as Hugging Face's trainer does).
   bool byte_fallback = true;
   bool unknown_token = false;
+  std::string unknown_name = std::string(kUnknownToken);  // the unknown token's text
   // Characters: word-boundary markers (TrainerOptions::continuing_subword_prefix, ...).
   std::string continuing_prefix;
   std::string end_suffix;
@@ -62,13 +66,11 @@ struct AlphabetOptions {
 
 // The length of a token that never merges (byte-fallback tokens): more than any two others.
 inline constexpr uint32_t kNeverMerges = UINT32_MAX;
-// The unknown token of character units without byte fallback.
-inline constexpr std::string_view kUnknownToken = "<unk>";
 
 // A training alphabet: the initial tokens, in id order.
 struct Alphabet {
   std::vector<std::string> symbols;  // the tokens' bytes
-  // symbols[0] is kUnknownToken, a special token (character units without byte fallback).
+  // symbols[0] is the unknown token (AlphabetOptions::unknown_name), a special token (character units without byte fallback).
   bool unknown = false;
   // symbols[unknown, unknown + 256) are the byte-fallback tokens of bytes 0..255 (one byte each).
   bool byte_fallback = false;

@@ -9,7 +9,13 @@ namespace tokenmill {
 
 template <>
 struct EnumNames<Algorithm> {
-  static constexpr std::pair<std::string_view, Algorithm> kNames[] = {{"bpe", Algorithm::kBpe}};
+  static constexpr std::pair<std::string_view, Algorithm> kNames[] = {
+      {"bpe", Algorithm::kBpe}, {"wordpiece", Algorithm::kWordPiece}};
+};
+template <>
+struct EnumNames<WordPieceScore> {
+  static constexpr std::pair<std::string_view, WordPieceScore> kNames[] = {
+      {"likelihood", WordPieceScore::kLikelihood}, {"frequency", WordPieceScore::kFrequency}};
 };
 template <>
 struct EnumNames<UnitKind> {
@@ -25,6 +31,13 @@ struct EnumNames<SpecialTokensAt> {
 std::string_view AlgorithmName(Algorithm algorithm) {
   for (const auto& [name, value] : EnumNames<Algorithm>::kNames) {
     if (value == algorithm) return name;
+  }
+  return "?";
+}
+
+std::string_view WordPieceScoreName(WordPieceScore score) {
+  for (const auto& [name, value] : EnumNames<WordPieceScore>::kNames) {
+    if (value == score) return name;
   }
   return "?";
 }
@@ -50,6 +63,9 @@ std::span<const OptionField<TrainerOptions>> TrainerOptions::Fields() {
       Field<&O::byte_fallback>(14, "byte_fallback", E::kChangesResult),
       Field<&O::continuing_subword_prefix>(15, "continuing_subword_prefix", E::kChangesResult),
       Field<&O::end_of_word_suffix>(16, "end_of_word_suffix", E::kChangesResult),
+      Field<&O::wordpiece_score>(17, "wordpiece_score", E::kChangesResult),
+      Field<&O::unknown_token>(18, "unknown_token", E::kChangesResult),
+      Field<&O::max_input_chars_per_word>(19, "max_input_chars_per_word", E::kChangesResult),
   };
   return kFields;
 }
@@ -108,6 +124,39 @@ absl::Status TrainerOptions::Validate() const {
                byte_fallback ? "256 byte-fallback tokens" : "unknown token", " plus ",
                special_tokens.size(), " special tokens"),
         {"vocab_size"});
+  }
+  if (algorithm == Algorithm::kWordPiece) {
+    if (units != UnitKind::kChar) {
+      return OptionError("`algorithm` wordpiece trains on characters: set `units` char",
+                         {"algorithm", "units"});
+    }
+    if (byte_fallback) {
+      return OptionError("`algorithm` wordpiece has no byte fallback (a word it cannot match is "
+                         "its unknown token): set `byte_fallback` false",
+                         {"algorithm", "byte_fallback"});
+    }
+    if (continuing_subword_prefix.empty()) {
+      return OptionError("`algorithm` wordpiece needs a `continuing_subword_prefix` (BERT's "
+                         "\"##\"): it tells a word's later pieces from its first",
+                         {"algorithm", "continuing_subword_prefix"});
+    }
+    if (!end_of_word_suffix.empty()) {
+      return OptionError("`end_of_word_suffix` is a BPE option; `algorithm` wordpiece marks "
+                         "word-internal pieces with `continuing_subword_prefix` only",
+                         {"algorithm", "end_of_word_suffix"});
+    }
+    if (hf_compat && wordpiece_score != WordPieceScore::kFrequency) {
+      return OptionError("`hf_compat` gives Hugging Face's WordPieceTrainer, which ranks pairs "
+                         "by frequency: set `wordpiece_score` frequency",
+                         {"hf_compat", "wordpiece_score"});
+    }
+    if (max_input_chars_per_word == 0) {
+      return OptionError("`max_input_chars_per_word` must be 1 or more",
+                         {"max_input_chars_per_word"});
+    }
+  }
+  if (unknown_token.empty()) {
+    return OptionError("`unknown_token` must not be empty", {"unknown_token"});
   }
   if (units == UnitKind::kByte && (!hf_compat || hf_all_bytes) &&
       vocab_size < 256 + special_tokens.size()) {

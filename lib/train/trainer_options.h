@@ -22,9 +22,21 @@ namespace tokenmill {
 // Training algorithms, numbered for checkpoints: a number is never reused.
 enum class Algorithm : uint8_t {
   kBpe = 1,
+  kWordPiece = 2,
 };
-// "bpe".
+// "bpe", "wordpiece".
 std::string_view AlgorithmName(Algorithm algorithm);
+
+// How WordPiece training ranks the pairs, numbered for checkpoints.
+enum class WordPieceScore : uint8_t {
+  // count(ab) / (count(a) count(b)): how much the merge raises the corpus likelihood
+  // (log P(ab) - log P(a) - log P(b)), the original WordPiece's criterion.
+  kLikelihood = 1,
+  // count(ab), as BPE: what Hugging Face's WordPieceTrainer does (its BPE trainer, renamed).
+  kFrequency = 2,
+};
+// "likelihood", "frequency".
+std::string_view WordPieceScoreName(WordPieceScore score);
 
 enum class SpecialTokensAt : uint8_t {
   kStart = 1,  // ids 0..k-1, before the alphabet (Hugging Face)
@@ -69,6 +81,15 @@ struct TrainerOptions {
   // token's prefix ("a" + "##b" = "ab"). Empty: none.
   std::string continuing_subword_prefix;
   std::string end_of_word_suffix;
+  // WordPiece (algorithm kWordPiece, which needs character units, a continuing_subword_prefix
+  // such as "##", no end_of_word_suffix and no byte_fallback): how pairs are ranked.
+  WordPieceScore wordpiece_score = WordPieceScore::kLikelihood;
+  // Character units without byte fallback: the token that characters outside the alphabet
+  // become (one of special_tokens, or a special token of its own first after them).
+  std::string unknown_token = "<unk>";
+  // WordPiece: a word of more characters than this encodes as the unknown token (BERT's rule;
+  // the model records it).
+  size_t max_input_chars_per_word = 100;
   // Worker threads (0: all cores). Never changes the result.
   int threads = 0;
   // BPE, for tests: when resuming, leave out of the pair table the pairs counted below this

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "oneapi/tbb/task_arena.h"
 #include "train/bpe/merge_queue.h"
 #include "train/bpe/pair_index.h"
+#include "train/bpe/score_queue.h"
 #include "train/bpe/token_index.h"
 #include "train/bpe/word_store.h"
 #include "train/trainer.h"
@@ -30,6 +32,10 @@ struct BpeState {
         arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic),
         token_index(model.tokens),
         queue(model.tokens, options.hf_compat) {
+    if (options.algorithm == Algorithm::kWordPiece &&
+        options.wordpiece_score == WordPieceScore::kLikelihood) {
+      scored = std::make_unique<ScoreQueue>(model.tokens, options.min_frequency);
+    }
     model.unit_kind = options.units;
     model.pretokenizer = options.pretokenizer;
   }
@@ -81,6 +87,12 @@ struct BpeState {
   WordStore words;
   PairIndex pairs;
   MergeQueue queue;
+  // WordPiece's likelihood scoring: the queue that orders pairs instead of `queue` (null when
+  // pairs go by count).
+  std::unique_ptr<ScoreQueue> scored;
+  // With `scored`: the occurrences of each symbol in words of one symbol, which `words` does
+  // not hold (token counts include them).
+  std::vector<uint64_t> lone_symbol_counts;
   // Pairs below this count may be missing from `pairs` and `queue` (a resumed run's pair
   // count leaves out the pairs too rare to be merged; see pair_recount.cc).
   uint64_t untracked_below = 1;

@@ -28,7 +28,10 @@
 #include "common/option_error.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
+#include "oneapi/tbb/blocked_range.h"
+#include "oneapi/tbb/enumerable_thread_specific.h"
 #include "oneapi/tbb/global_control.h"
+#include "oneapi/tbb/parallel_for.h"
 #include "train/bpe/bpe_state.h"
 #include "train/bpe/initial_pairs.h"
 #include "train/bpe/merge_loop.h"
@@ -133,6 +136,7 @@ absl::Status BuildAlphabet(BpeState& state, std::span<const WordSource::Entry> w
                              .limit_alphabet = o.limit_alphabet,
                              .byte_fallback = chars && o.byte_fallback,
                              .unknown_token = chars && !o.byte_fallback && !o.hf_compat,
+                             .unknown_name = o.unknown_token,
                              .continuing_prefix = o.continuing_subword_prefix,
                              .end_suffix = o.end_of_word_suffix});
   state.model.subword_prefix = o.continuing_subword_prefix;
@@ -186,10 +190,45 @@ absl::Status BuildWords(BpeState& state, std::span<const WordSource::Entry> word
           StrCat("a word of ", word.size(), " bytes is too long to train on (limit 2^32)"));
     }
   }
-  TM_ASSIGN_OR_RETURN(state.words,
-                      WordStore::Build(words, *state.units.Splitter(state.alphabet,
-                                                                    state.first_alphabet_id)));
+  const std::unique_ptr<SymbolSplitter> splitter =
+      state.units.Splitter(state.alphabet, state.first_alphabet_id);
+  TM_ASSIGN_OR_RETURN(state.words, WordStore::Build(words, *splitter));
+  if (state.scored) {
+    // The store leaves out words of one symbol; their symbols count for the scores.
+    state.lone_symbol_counts.assign(state.model.tokens.size(), 0);
+    uint32_t symbols[4];
+    for (const auto& [word, count] : words) {
+      if (word.size() <= 4 && splitter->Split(word, symbols) == 1) {
+        state.lone_symbol_counts[symbols[0]] += count;
+      }
+    }
+  }
   return absl::OkStatus();
+}
+
+// With likelihood scoring, after the pair count: every token's count, and the score queue.
+absl::Status StartScoring(BpeState& state) {
+  const size_t vocab = state.model.tokens.size();
+  std::span<const WordRef> refs = state.words.refs();
+  tbb::enumerable_thread_specific<std::vector<uint64_t>> partial(
+      [&] { return std::vector<uint64_t>(vocab, 0); });
+  state.arena.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, refs.size(), 4096),
+                      [&](const tbb::blocked_range<size_t>& range) {
+      std::vector<uint64_t>& counts = partial.local();
+      for (size_t i = range.begin(); i < range.end(); ++i) {
+        const uint64_t c = state.words.count(refs[i]);
+        for (TokenId t : state.words.symbols(refs[i])) counts[t] += c;
+      }
+    });
+  });
+  std::vector<uint64_t> counts = state.lone_symbol_counts;
+  counts.resize(vocab, 0);
+  for (const std::vector<uint64_t>& p : partial) {
+    for (size_t t = 0; t < vocab; ++t) counts[t] += p[t];
+  }
+  state.lone_symbol_counts = {};
+  return state.scored->Fill(std::move(counts), [&](auto&& f) { state.pairs.ForEach(f); });
 }
 
 absl::StatusOr<TrainResult> Run(BpeState& state, WordSource& source) {
@@ -219,6 +258,7 @@ absl::StatusOr<TrainResult> Run(BpeState& state, WordSource& source) {
   if (!replay) {
     lap("words");
     CountInitialPairs(state);
+    if (state.scored) TM_RETURN_IF_ERROR(StartScoring(state));
     lap("initial pairs");
   } else {
     if (!replayed) replay->RewriteWordByWord();
@@ -226,7 +266,11 @@ absl::StatusOr<TrainResult> Run(BpeState& state, WordSource& source) {
     lap("replay");
     // A replay that stopped (min_frequency) ends training: no pair is needed (and the words
     // hold the tokens of the merges it dropped). Its merges are not reported again.
-    if (!replay->stopped()) CountPairsOfWords(state, /*track_all=*/false);
+    // Likelihood scores can make the rarest pair the best: all pairs are counted.
+    if (!replay->stopped()) {
+      CountPairsOfWords(state, /*track_all=*/state.scored != nullptr);
+      if (state.scored) TM_RETURN_IF_ERROR(StartScoring(state));
+    }
     lap("pairs");
   }
   if (!replay || (!replay->stopped() && replay->Report())) {
@@ -241,6 +285,7 @@ absl::StatusOr<TrainResult> Run(BpeState& state, WordSource& source) {
   result.interrupted = state.interrupted;
   result.phase_seconds = std::move(phases);
   if (state.options.units == UnitKind::kChar) {
+    auto Bpe = [](const TrainResult& r) -> const BpeModel& { return *AsBpe(*r.model); };
     const Alphabet& a = state.alphabet;
     result.notes.push_back(StrCat(
         "alphabet: ", a.symbols.size() - a.first_char(), " of ", a.distinct_chars,
@@ -250,9 +295,10 @@ absl::StatusOr<TrainResult> Run(BpeState& state, WordSource& source) {
       result.notes.push_back(StrCat(
           a.uncovered_occurrences, " occurrences of characters outside it and ", a.invalid_bytes,
           " bytes that are not UTF-8 ",
-          a.byte_fallback                    ? "become byte-fallback tokens"
-          : state.model.unknown.has_value() ? "became the unknown token <unk>"
-                                            : "were dropped from the words (Hugging Face's rule)"));
+          a.byte_fallback ? std::string("become byte-fallback tokens")
+          : Bpe(result).unknown.has_value()
+              ? StrCat("became the unknown token ", state.options.unknown_token)
+              : std::string("were dropped from the words (Hugging Face's rule)")));
     }
   }
   return result;

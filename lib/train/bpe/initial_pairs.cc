@@ -131,7 +131,7 @@ void CountInitialPairs(BpeState& state) {
   }
   offsets.push_back(start.back());
   state.pairs.AddWordBlock(std::move(flat), keys, offsets);
-  state.queue.Fill(keys, key_counts);
+  if (!state.scored) state.queue.Fill(keys, key_counts);
 }
 
 }  // namespace tokenmill

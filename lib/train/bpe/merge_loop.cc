@@ -23,6 +23,7 @@ void MergeLoop::RunBatch(std::span<const WordRef> words, size_t batch) {
   deltas.Begin(slots_.num_slots(), merge_stamp_);
   std::vector<RisenWord>& risen = batch_risen_[batch];
   risen.clear();
+  uint64_t replaced = 0;
   const BpeState::MergeableCheck mergeable = state_.Mergeable();
   for (size_t i = 0; i < std::min(kPrefetchAhead, words.size()); ++i) store.Prefetch(words[i]);
   for (size_t i = 0; i < words.size(); ++i) {
@@ -32,8 +33,12 @@ void MergeLoop::RunBatch(std::span<const WordRef> words, size_t batch) {
         words[i], merge_a_, merge_b_, merge_t_, [&](TokenId left, TokenId right, int64_t delta) {
           if (mergeable(left, right)) deltas.Report(left, right, delta);
         });
-    if (merged > 0) deltas.FinishWord(slots_, words[i], risen);
+    if (merged > 0) {
+      deltas.FinishWord(slots_, words[i], risen);
+      replaced += merged * store.count(words[i]);
+    }
   }
+  batch_replaced_[batch] = replaced;
 }
 
 void MergeLoop::ReduceMerge(size_t batches) {
@@ -53,7 +58,12 @@ void MergeLoop::ReduceMerge(size_t batches) {
   for (uint32_t slot : touched_) {
     const int64_t sum = slot_[slot].sum;
     const uint64_t count = state_.pairs.AddCount(slots_.KeyOf(slot), sum);
-    if (sum > 0) state_.queue.Push(count, slots_.KeyOf(slot));
+    if (sum <= 0) continue;
+    if (state_.scored) {
+      state_.scored->Push(slots_.KeyOf(slot), count, count == static_cast<uint64_t>(sum));
+    } else {
+      state_.queue.Push(count, slots_.KeyOf(slot));
+    }
   }
   // The new pairs' word lists, one block, each list in batch order.
   uint64_t total = 0;
@@ -93,7 +103,10 @@ void MergeLoop::ApplyMerge(PairKey p, TokenId a, TokenId b, TokenId t) {
   state_.last_merge_words = words.size();
   const size_t batches =
       words.size() < kParallelMinWords ? 1 : (words.size() + kBatchWords - 1) / kBatchWords;
-  if (batch_risen_.size() < batches) batch_risen_.resize(batches);
+  if (batch_risen_.size() < batches) {
+    batch_risen_.resize(batches);
+    batch_replaced_.resize(batches);
+  }
   if (batches == 1) {
     RunBatch(words, 0);
   } else {
@@ -104,7 +117,13 @@ void MergeLoop::ApplyMerge(PairKey p, TokenId a, TokenId b, TokenId t) {
       });
     });
   }
+  if (state_.scored) {
+    uint64_t replaced = 0;
+    for (size_t i = 0; i < batches; ++i) replaced += batch_replaced_[i];
+    state_.scored->CountMerge(a, b, t, replaced);
+  }
   ReduceMerge(batches);
+  if (state_.scored) state_.scored->RescoreMerged(state_.pairs);
 }
 
 void MergeLoop::TrackAllPairs() {
@@ -116,7 +135,8 @@ absl::Status MergeLoop::Run() {
   BpeModel& model = state_.model;
   while (model.tokens.size() < state_.TargetTokens()) {
     PairKey p;
-    const bool popped = state_.queue.PopBest(state_.pairs, &p);
+    const bool popped = state_.scored ? state_.scored->PopBest(state_.pairs, &p)
+                                      : state_.queue.PopBest(state_.pairs, &p);
     const uint64_t count = popped ? state_.pairs.count(p) : 0;
     if (state_.untracked_below > 1 && count < state_.untracked_below) {
       // A pair left out might now be the best: count them all (see pair_recount.cc).
@@ -129,7 +149,11 @@ absl::Status MergeLoop::Run() {
             "the corpus yields no pair to merge (every word is a single byte), so no merge "
             "can be learned");
       }
-      state_.stop_reason = StrCat("no pair is left to merge; ", state_.VocabShortfall());
+      state_.stop_reason =
+          state_.scored && state_.options.min_frequency > 1
+              ? StrCat("no pair occurring at least `min_frequency` ", state_.options.min_frequency,
+                       " times is left; ", state_.VocabShortfall())
+              : StrCat("no pair is left to merge; ", state_.VocabShortfall());
       break;
     }
     if (count < state_.options.min_frequency) {

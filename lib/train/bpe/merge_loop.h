@@ -1,4 +1,5 @@
-// The merge loop of BPE training: pops the best pair from the lazy max-heap, rewrites only the
+// The merge loop of BPE training (and WordPiece's): pops the best pair from the lazy max-heap
+// (by count, merge_queue.h, or by WordPiece's likelihood score, score_queue.h), rewrites only the
 // words that hold it (in parallel batches when they are many) and applies the neighbouring
 // pairs' count changes, reduced in batch order so that the result never depends on the thread
 // count (merge_deltas.h).
@@ -43,6 +44,7 @@ class MergeLoop {
   uint32_t merge_stamp_ = 0;
   tbb::enumerable_thread_specific<MergeDeltas> thread_deltas_;
   std::vector<std::vector<RisenWord>> batch_risen_;
+  std::vector<uint64_t> batch_replaced_;  // per batch: replacements of the pair, by word count
   struct SlotState {
     int64_t sum = 0;
     uint32_t seen = 0;   // the merge stamp that last touched the slot

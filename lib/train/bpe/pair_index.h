@@ -64,6 +64,15 @@ struct PairsByLeft {
 class PairIndex {
  public:
   size_t size() const;
+  // Calls f(key, count) for every pair, in no particular order.
+  template <typename F>
+  void ForEach(F&& f) const {
+    for (const auto& [key, pair] : main_) f(key, pair.count);
+    if (shards_ == nullptr) return;
+    for (size_t s = 0; s < kShards; ++s) {
+      for (const auto& [key, pair] : shards_[s]) f(key, pair.count);
+    }
+  }
   uint64_t count(PairKey key) const {
     const Map& map = MapOf(key);
     auto it = map.find(key);

@@ -248,7 +248,9 @@ void PairRecount::Install(uint64_t keep_from) {
   const PairsByLeft pairs{group_pairs, group_end};
   state_.arena.execute([&] {
     tbb::parallel_invoke([&] { state_.pairs.Build(std::move(flat), pairs); },
-                         [&] { state_.queue.Fill(pairs); });
+                         [&] {
+                           if (!state_.scored) state_.queue.Fill(pairs);
+                         });
   });
 }
 

@@ -1,0 +1,73 @@
+#include "model/wordpiece/wordpiece_model.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_replace.h"
+#include "common/status_macros.h"
+#include "common/strings.h"
+#include "model/wordpiece/wordpiece_encoder.h"
+
+namespace tokenmill {
+
+std::optional<TokenId> WordPieceModel::unknown() const {
+  for (const SpecialToken& s : specials) {
+    if (s.content == unk_token) return s.id;
+  }
+  for (TokenId id = 0; id < tokens.size(); ++id) {
+    if (tokens[id] == unk_token) return id;
+  }
+  return std::nullopt;
+}
+
+absl::Status WordPieceModel::Validate() const {
+  absl::flat_hash_map<TokenId, bool> special_ids;
+  for (const SpecialToken& s : specials) {
+    if (s.content.empty()) return absl::InvalidArgumentError("a special token is empty");
+    if (s.id >= tokens.size() || tokens[s.id] != s.content) {
+      return absl::InvalidArgumentError(
+          StrCat("special token '", s.content, "' is not stored at its id ", s.id));
+    }
+    if (!special_ids.emplace(s.id, true).second) {
+      return absl::InvalidArgumentError(StrCat("two special tokens share id ", s.id));
+    }
+  }
+  if (prefix.empty()) {
+    return absl::InvalidArgumentError(
+        "a WordPiece model needs a continuing-subword prefix (BERT's \"##\")");
+  }
+  if (max_input_chars_per_word == 0) {
+    return absl::InvalidArgumentError("max_input_chars_per_word must be 1 or more");
+  }
+  absl::flat_hash_map<std::string_view, TokenId, StringHash, StringEq> seen;
+  for (TokenId id = 0; id < tokens.size(); ++id) {
+    if (tokens[id].empty() || special_ids.contains(id)) continue;
+    if (auto [it, fresh] = seen.emplace(tokens[id], id); !fresh) {
+      return absl::InvalidArgumentError(
+          StrCat("tokens ", it->second, " and ", id, " are the same ('", tokens[id], "')"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<PieceEncoder>> WordPieceModel::MakePieceEncoder(
+    const EncoderOptions& options) const {
+  TM_ASSIGN_OR_RETURN(std::unique_ptr<WordPieceEncoder> encoder,
+                      WordPieceEncoder::Create(*this, options));
+  return std::unique_ptr<PieceEncoder>(std::move(encoder));
+}
+
+std::string WordPieceCleanup(std::string token) {
+  // Hugging Face's decoders/wordpiece.rs `cleanup`, in its order.
+  static const std::pair<std::string_view, std::string_view> kReplacements[] = {
+      {" .", "."},   {" ?", "?"},   {" !", "!"},         {" ,", ","},
+      {" ' ", "'"},  {" n't", "n't"}, {" 'm", "'m"},     {" do not", " don't"},
+      {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"},
+  };
+  for (const auto& [from, to] : kReplacements) {
+    if (token.find(from) != std::string::npos) {
+      token = absl::StrReplaceAll(token, {{ToAbsl(from), ToAbsl(to)}});
+    }
+  }
+  return token;
+}
+
+}  // namespace tokenmill

@@ -1,0 +1,118 @@
+#include "train/bpe/score_queue.h"
+
+#include <algorithm>
+
+namespace tokenmill {
+
+ScoreQueue::Entry ScoreQueue::Scored(PairKey key, uint64_t count) const {
+  const uint64_t left = counts_[PairLeft(key)], right = counts_[PairRight(key)];
+  return {.value = static_cast<double>(count) /
+                   (static_cast<double>(left) * static_cast<double>(right)),
+          .count = count,
+          .left = left,
+          .right = right,
+          .pair = key};
+}
+
+bool ScoreQueue::After(const Entry& x, const Entry& y) const {
+  // Doubles decide when they are clearly apart (their relative error is a few ulps); the
+  // exact products (below 2^126: counts are below 2^42) otherwise.
+  if (x.value < y.value * (1 - 1e-12)) return true;
+  if (x.value > y.value * (1 + 1e-12)) return false;
+  using U128 = unsigned __int128;
+  const U128 xs = U128{x.count} * y.left * y.right, ys = U128{y.count} * x.left * x.right;
+  if (xs != ys) return xs < ys;
+  if (x.pair == y.pair) return false;
+  // Equal scores: the pair smaller by (left bytes, right bytes) goes first.
+  const std::string& xl = tokens_[PairLeft(x.pair)];
+  const std::string& yl = tokens_[PairLeft(y.pair)];
+  if (PairLeft(x.pair) != PairLeft(y.pair)) return yl < xl;
+  return tokens_[PairRight(y.pair)] < tokens_[PairRight(x.pair)];
+}
+
+void ScoreQueue::PushEntry(const Entry& e) {
+  heap_.push_back(e);
+  std::push_heap(heap_.begin(), heap_.end(),
+                 [this](const Entry& x, const Entry& y) { return After(x, y); });
+  ++pushes_;
+}
+
+void ScoreQueue::AddPairOf(TokenId t, PairKey key) {
+  if (pairs_of_.size() <= t) pairs_of_.resize(t + 1);
+  pairs_of_[t].push_back(key);
+}
+
+void ScoreQueue::Push(PairKey key, uint64_t count, bool appeared) {
+  if (appeared) {
+    AddPairOf(PairLeft(key), key);
+    if (PairRight(key) != PairLeft(key)) AddPairOf(PairRight(key), key);
+  }
+  if (count >= min_count_) PushEntry(Scored(key, count));
+}
+
+void ScoreQueue::CountMerge(TokenId a, TokenId b, TokenId t, uint64_t replaced) {
+  if (counts_.size() <= t) counts_.resize(t + 1, 0);
+  counts_[a] -= replaced;
+  counts_[b] -= replaced;  // twice from a when a == b: "aa" uses two
+  counts_[t] += replaced;
+  merged_a_ = a, merged_b_ = b;
+}
+
+void ScoreQueue::Rescore(const PairIndex& pairs, TokenId t) {
+  if (t >= pairs_of_.size()) return;
+  std::vector<PairKey>& list = pairs_of_[t];
+  // Dead pairs leave the list here. A pair that dies and appears again before that is listed
+  // twice and pushed twice: rare, and harmless (sorting the lists to drop repeats took 30% of
+  // the merge loop).
+  size_t kept = 0;
+  for (PairKey key : list) {
+    const uint64_t count = pairs.count(key);
+    if (count == 0) continue;
+    list[kept++] = key;
+    if (count >= min_count_) PushEntry(Scored(key, count));
+  }
+  list.resize(kept);
+}
+
+void ScoreQueue::RescoreMerged(const PairIndex& pairs) {
+  Rescore(pairs, merged_a_);
+  if (merged_b_ != merged_a_) Rescore(pairs, merged_b_);
+  if (heap_.size() > compact_at_) Compact(pairs);
+}
+
+void ScoreQueue::Compact(const PairIndex& pairs) {
+  std::vector<PairKey> keys;
+  keys.reserve(heap_.size());
+  for (const Entry& e : heap_) keys.push_back(e.pair);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  heap_.clear();
+  for (PairKey key : keys) {
+    const uint64_t count = pairs.count(key);
+    if (count >= min_count_) heap_.push_back(Scored(key, count));
+  }
+  std::make_heap(heap_.begin(), heap_.end(),
+                 [this](const Entry& x, const Entry& y) { return After(x, y); });
+  compact_at_ = std::max<size_t>(size_t{1} << 20, 4 * heap_.size());
+}
+
+bool ScoreQueue::PopBest(const PairIndex& pairs, PairKey* best) {
+  auto after = [this](const Entry& x, const Entry& y) { return After(x, y); };
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), after);
+    const Entry top = heap_.back();
+    heap_.pop_back();
+    ++pops_;
+    const uint64_t count = pairs.count(top.pair);
+    if (count < min_count_) continue;  // gone, or too rare (pushed again if it rises)
+    if (count == top.count && counts_[PairLeft(top.pair)] == top.left &&
+        counts_[PairRight(top.pair)] == top.right) {
+      *best = top.pair;
+      return true;
+    }
+    PushEntry(Scored(top.pair, count));
+  }
+  return false;
+}
+
+}  // namespace tokenmill

@@ -1,0 +1,119 @@
+// ScoreQueue: the mergeable pairs ordered by WordPiece's likelihood score, highest first, for
+// the merge loop (merge_loop.cc) in place of MergeQueue's order by count.
+//
+// Contract:
+//  - score(a, b) = count(a, b) / (count(a) * count(b)), with pair counts as in bpe_trainer.h
+//    and count(t) the occurrences of token t in the words' current symbols (by word count).
+//    Scores are compared exactly (cross-multiplied in 128 bits: counts below 2^42, which
+//    Fill checks); equal scores go to the pair smaller by (left token's bytes, right token's
+//    bytes), as MergeQueue's byte ties. Only pairs counted at least max(min_count, 1) times
+//    are candidates.
+//  - The caller keeps the token counts (the queue holds them: Fill, then AddMerge per merge)
+//    and pushes every pair whose count rises (Push), as for MergeQueue.
+//
+// Why this order, and the alternatives (bench/RESULTS.md, "WordPiece"):
+//  - A merge a + b -> t lowers count(a) and count(b), so it raises the score of every pair
+//    that holds a or b, pairs the merge's word visits never touch. AddMerge pushes each of them
+//    again, scored with the new counts (each token's pair list, `pairs_of_`, holds them).
+//  - An entry is keyed by the exact score it had when pushed. Scores only fall between pushes
+//    (a pair count that falls; a reused token whose count rises), so every key is an upper
+//    bound of its pair's score, and a popped entry whose (pair count, left count, right count)
+//    are still the current ones is the exact best: the classic lazy heap. A popped stale entry
+//    is pushed again with its current score.
+//  - The alternatives: a full rescoring of every pair at each merge (the reference trainer's
+//    way), and keys bounded by floors below the token counts (re-pushing a token's pairs only
+//    when its count halves), which pops every entry whose bound reaches the best score: with
+//    the many exact ties of likelihood scores (pairs of hapax tokens all score 1) that is
+//    quadratic in the ties.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "train/bpe/pair_index.h"
+
+namespace tokenmill {
+
+class ScoreQueue {
+ public:
+  // `tokens` (the bytes of every id) must outlive the queue; it may grow.
+  ScoreQueue(const std::vector<std::string>& tokens, uint64_t min_count)
+      : tokens_(tokens), min_count_(min_count < 1 ? 1 : min_count) {}
+
+  // Starts over with these token counts (by id) and every pair (for_each(f) calls f(key,
+  // count) for each). Fails when a count reaches 2^42 (scores could not be compared exactly).
+  template <typename ForEach>
+  absl::Status Fill(std::vector<uint64_t> token_counts, ForEach&& for_each);
+  // A pair's count rose to `count`; `appeared`: from zero.
+  void Push(PairKey key, uint64_t count, bool appeared);
+  // A merge a + b -> t replaced the pair `replaced` times (by word count): the token counts
+  // change. Call before the merge's pair counts are applied (Push scores with these counts),
+  // and RescoreMerged after.
+  void CountMerge(TokenId a, TokenId b, TokenId t, uint64_t replaced);
+  // Pushes every pair that holds the last merge's a or b again, with its new score.
+  void RescoreMerged(const PairIndex& pairs);
+  // Sets *best to the candidate with the highest score and removes it; false when there is
+  // none.
+  bool PopBest(const PairIndex& pairs, PairKey* best);
+
+  uint64_t token_count(TokenId t) const { return t < counts_.size() ? counts_[t] : 0; }
+  // Entries queued, and the entries pushed and popped so far (statistics).
+  size_t size() const { return heap_.size(); }
+  uint64_t pushes() const { return pushes_; }
+  uint64_t pops() const { return pops_; }
+
+ private:
+  // A pair scored with (its count, its left token's count, its right token's count).
+  struct Entry {
+    double value;  // count / (left * right), for a quick comparison
+    uint64_t count, left, right;
+    PairKey pair;
+  };
+  Entry Scored(PairKey key, uint64_t count) const;
+  // Whether x goes after y (x is "less" in the max-heap): lower exact score, or an equal one
+  // and a later tie.
+  bool After(const Entry& x, const Entry& y) const;
+  void PushEntry(const Entry& e);
+  void AddPairOf(TokenId t, PairKey key);
+  // Pushes every live pair of t again with its current score; drops dead ones from the list.
+  void Rescore(const PairIndex& pairs, TokenId t);
+  // Drops the stale entries when they outnumber the fresh ones: one fresh entry per pair.
+  void Compact(const PairIndex& pairs);
+
+  const std::vector<std::string>& tokens_;
+  uint64_t min_count_;
+  std::vector<uint64_t> counts_;
+  std::vector<std::vector<PairKey>> pairs_of_;  // each token's pairs; may hold dead ones
+  TokenId merged_a_ = 0, merged_b_ = 0;
+  std::vector<Entry> heap_;
+  size_t compact_at_ = size_t{1} << 20;
+  uint64_t pushes_ = 0, pops_ = 0;
+};
+
+template <typename ForEach>
+absl::Status ScoreQueue::Fill(std::vector<uint64_t> token_counts, ForEach&& for_each) {
+  for (uint64_t c : token_counts) {
+    if (c >= (uint64_t{1} << 42)) {
+      return absl::OutOfRangeError(
+          "a symbol occurs 2^42 times or more: WordPiece's likelihood scores cannot be compared "
+          "exactly at such counts");
+    }
+  }
+  counts_ = std::move(token_counts);
+  pairs_of_.assign(counts_.size(), {});
+  heap_.clear();
+  for_each([&](PairKey key, uint64_t count) {
+    AddPairOf(PairLeft(key), key);
+    if (PairRight(key) != PairLeft(key)) AddPairOf(PairRight(key), key);
+    if (count >= min_count_) heap_.push_back(Scored(key, count));
+  });
+  pushes_ += heap_.size();
+  std::make_heap(heap_.begin(), heap_.end(),
+                 [this](const Entry& x, const Entry& y) { return After(x, y); });
+  return absl::OkStatus();
+}
+
+}  // namespace tokenmill
