@@ -58,6 +58,24 @@ void PrintPiece(const Model& model, size_t index, const ExplainedPiece& piece, s
     StrAppend(&out, "  special token -> ", piece.ids[0], "\n");
     return;
   }
+  if (model.type() == ModelType::kWordPiece) {
+    if (!piece.unknown_reason.empty()) {
+      StrAppend(&out, "  the unknown token: ", piece.unknown_reason, " -> ",
+                piece.ids.empty() ? std::string("(none: the vocabulary has no unknown token)")
+                                  : StrCat(piece.ids[0]),
+                "\n");
+      return;
+    }
+    StrAppend(&out, "  longest match first:");
+    for (size_t k = 0; k < piece.ids.size(); ++k) {
+      StrAppend(&out, " ", name(piece.ids[k]), " at byte ", piece.piece_starts[k], " (",
+                piece.ids[k], ")", k + 1 < piece.ids.size() ? "," : "");
+    }
+    StrAppend(&out, "\n  tokens:");
+    for (TokenId id : piece.ids) StrAppend(&out, " ", id);
+    out += "\n";
+    return;
+  }
   if (piece.whole_token) {
     StrAppend(&out, "  the whole piece is a token -> ", piece.ids[0],
               " (no merges needed: the model encodes whole-token pieces directly)\n");
@@ -88,9 +106,11 @@ int RunExplain(int argc, char** argv) {
   FlagSet flags("explain", "--tokenizer FILE TEXT... | --file FILE",
                 "Shows how TEXT is encoded: its pre-tokenized pieces and, for each, the merges\n"
                 "applied in priority order (merge index for tokenizer.json, token rank for\n"
-                ".tiktoken) down to the final tokens and their ids. Several TEXT arguments are\n"
-                "joined with spaces.");
-  flags.AddString("tokenizer", &options.tokenizer, "tokenizer.json or .tiktoken (required)");
+                ".tiktoken) down to the final tokens and their ids; for WordPiece, the longest\n"
+                "matches and where each starts, or why a word became the unknown token.\n"
+                "Several TEXT arguments are joined with spaces.");
+  flags.AddString("tokenizer", &options.tokenizer,
+                  "tokenizer.json, .tiktoken or BERT's vocab.txt (required)");
   flags.AddString("file", &options.file, "explain the contents of this file instead of TEXT");
   flags.AddChoice("specials", &options.specials, {"allow", "disallow", "text"},
                   "special tokens in the text: become their ids, are an error, or are text");

@@ -4,6 +4,7 @@
 // Recognize/Print pair and one line to kInspectors.
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "common/strings.h"
 #include "flags.h"
 #include "model/bpe/bpe_model.h"
+#include "model/wordpiece/wordpiece_encoder.h"
 #include "model/encoder.h"
 #include "model/model_file.h"
 #include "model/model_stats.h"
@@ -108,6 +110,23 @@ int PrintTokenizer(const std::string& path, const InspectCommandOptions& options
   StrAppend(&out, "file:          ", path, " (", ModelFormatName(*format), ")\n");
   StrAppend(&out, "vocabulary:    ", model->VocabSize(), " tokens (", regular, " regular + ",
             specials, " special), ids 0..", tokens.size() - 1, "\n");
+  StrAppend(&out, "model:         ", ModelTypeName(model->type()), "\n");
+  if (const WordPieceModel* wordpiece = AsWordPiece(*model)) {
+    size_t continuing = 0;
+    for (TokenId id = 0; id < tokens.size(); ++id) {
+      continuing += std::string_view(tokens[id]).starts_with(wordpiece->prefix) &&
+                    tokens[id].size() > wordpiece->prefix.size();
+    }
+    const std::optional<TokenId> unknown = wordpiece->unknown();
+    StrAppend(&out, "word pieces:   ", regular - continuing, " start a word, ", continuing,
+              " continue one (prefix '", wordpiece->prefix, "'); greedy longest match first\n");
+    StrAppend(&out, "unknown:       '", wordpiece->unk_token, "'",
+              unknown ? StrCat(" = ", *unknown) : std::string(" (not in the vocabulary: a word "
+                                                                "it cannot match is an error)"),
+              ", for a word of more than ", wordpiece->max_input_chars_per_word,
+              " characters or one no tokens cover\n");
+    StrAppend(&out, "decoder:       WordPiece", wordpiece->cleanup ? ", with cleanup" : "", "\n");
+  }
   if (const BpeModel* bpe = AsBpe(*model)) {
     StrAppend(&out, "merges:        ", bpe->merges.size(), ", applied by ",
               bpe->priority == MergePriority::kTokenRank ? "token rank (tiktoken)"

@@ -13,6 +13,7 @@
 #include "driver/training_run.h"
 #include "flags.h"
 #include "interrupt.h"
+#include "model/model_file.h"
 #include "model/model_stats.h"
 #include "model/tiktoken_file.h"
 #include "option_flags.h"
@@ -30,6 +31,8 @@ struct TrainCommandOptions {
   bool ignore_corpus_change = false;
   // --algorithm wordpiece without --special-token: BERT's five special tokens.
   bool bert_specials = true;
+  // A Hugging Face tokenizer.json whose marked symbols' order to reproduce.
+  std::string hf_symbol_order;
 };
 
 double PeakRssMb() {
@@ -133,6 +136,10 @@ void RegisterTrainFlags(FlagSet& flags, TrainCommandOptions* options) {
   flags.AddBool("bert-specials", &options->bert_specials,
                 "--algorithm wordpiece without --special-token: add [PAD] [UNK] [CLS] [SEP] "
                 "[MASK]; =false for none (Hugging Face's default trainer has none)");
+  flags.AddString("hf-symbol-order", &options->hf_symbol_order,
+                  "with --hf-compat and --continuing-subword-prefix: give the prefixed symbols "
+                  "the ids they have in this Hugging Face tokenizer.json (HF numbers them in "
+                  "random order, so each HF run is one of many; this reproduces that one)");
   flags.AddSize("vocab-size", &run.trainer.vocab_size,
                 "total vocabulary: 256 byte tokens (with --hf-compat: the bytes that occur) + "
                 "merges + special tokens; --unit char: characters + 256 byte-fallback tokens "
@@ -193,6 +200,25 @@ void RegisterTrainFlags(FlagSet& flags, TrainCommandOptions* options) {
                 "resume even if the corpus files changed since the checkpoint");
 }
 
+// The one-character tokens with `prefix` of the tokenizer at `path`, in id order.
+absl::StatusOr<std::vector<std::string>> MarkedSymbols(const std::string& path,
+                                                       const std::string& prefix) {
+  if (prefix.empty()) {
+    return OptionError("--hf-symbol-order orders the prefixed symbols: it needs a "
+                       "`continuing_subword_prefix`",
+                       {"continuing_subword_prefix"});
+  }
+  TM_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, LoadModel(path));
+  std::vector<std::string> symbols;
+  for (const std::string& token : model->token_bytes()) {
+    if (token.starts_with(prefix) &&
+        model->units().Length(std::string_view(token).substr(prefix.size())) == 1) {
+      symbols.push_back(token);
+    }
+  }
+  return symbols;
+}
+
 // --algorithm wordpiece's defaults (BERT's), for the flags not given; the WordPiece-only flags
 // without it are usage errors.
 absl::Status ApplyAlgorithmDefaults(TrainCommandOptions& options, const FlagSet& flags) {
@@ -234,6 +260,10 @@ absl::StatusOr<TrainingRun> StartRun(TrainCommandOptions& options, const FlagSet
     return TrainingRun::Resume(options.resume, run, set, options.ignore_corpus_change);
   }
   TM_RETURN_IF_ERROR(ApplyAlgorithmDefaults(options, flags));
+  if (!options.hf_symbol_order.empty()) {
+    TM_ASSIGN_OR_RETURN(run.trainer.marked_symbol_order,
+                        MarkedSymbols(options.hf_symbol_order, run.trainer.continuing_subword_prefix));
+  }
   if (run.trainer.algorithm == Algorithm::kWordPiece && !flags.WasSet("format") &&
       run.output.ends_with(".txt")) {
     run.format = ModelFormat::kVocabTxt;

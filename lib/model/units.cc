@@ -226,12 +226,26 @@ class CharUnits : public Units {
           CharVariants(words, kept, !options.continuing_prefix.empty(), !options.end_suffix.empty());
       alphabet.chars.insert(alphabet.chars.end(), variants.begin(), variants.end());
     }
-    for (const auto& [cp, variant] : alphabet.chars) {
+    auto symbol_of = [&](uint32_t cp, uint8_t variant) {
       std::string symbol = (variant & kPrefixedChar) ? options.continuing_prefix : std::string();
       AppendUtf8(static_cast<char32_t>(cp), symbol);
       if (variant & kSuffixedChar) symbol += options.end_suffix;
-      alphabet.symbols.push_back(std::move(symbol));
+      return symbol;
+    };
+    if (!options.marked_order.empty()) {
+      StringMap<size_t> rank;
+      for (size_t i = 0; i < options.marked_order.size(); ++i) {
+        rank.emplace(options.marked_order[i], i);
+      }
+      auto first_marked = alphabet.chars.begin() + static_cast<long>(counts.chars.size());
+      std::stable_sort(first_marked, alphabet.chars.end(), [&](const auto& x, const auto& y) {
+        auto rx = rank.find(symbol_of(x.first, x.second));
+        auto ry = rank.find(symbol_of(y.first, y.second));
+        const size_t kLast = options.marked_order.size();
+        return (rx == rank.end() ? kLast : rx->second) < (ry == rank.end() ? kLast : ry->second);
+      });
     }
+    for (const auto& [cp, variant] : alphabet.chars) alphabet.symbols.push_back(symbol_of(cp, variant));
     return alphabet;
   }
 

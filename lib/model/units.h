@@ -62,6 +62,10 @@ struct AlphabetOptions {
   // Characters: word-boundary markers (TrainerOptions::continuing_subword_prefix, ...).
   std::string continuing_prefix;
   std::string end_suffix;
+  // Characters with markers: the marked symbols listed here come first among the marked ones,
+  // in this order (the rest follow as usual). Hugging Face gives them ids in the order it
+  // meets them in a hash map, so at random per run; this reproduces one run.
+  std::vector<std::string> marked_order;
 };
 
 // The length of a token that never merges (byte-fallback tokens): more than any two others.

@@ -138,7 +138,8 @@ absl::Status BuildAlphabet(BpeState& state, std::span<const WordSource::Entry> w
                              .unknown_token = chars && !o.byte_fallback && !o.hf_compat,
                              .unknown_name = o.unknown_token,
                              .continuing_prefix = o.continuing_subword_prefix,
-                             .end_suffix = o.end_of_word_suffix});
+                             .end_suffix = o.end_of_word_suffix,
+                             .marked_order = o.marked_symbol_order});
   state.model.subword_prefix = o.continuing_subword_prefix;
   state.model.word_suffix = o.end_of_word_suffix;
   Alphabet& alphabet = state.alphabet;
