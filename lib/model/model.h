@@ -1,6 +1,5 @@
-// Model: the interface every tokenizer model implements (BPE now; WordPiece and Unigram to
-// come), so that the encoder pipeline, the file writers and the tools need no algorithm's
-// internals: its vocabulary (an id to its bytes), its special tokens, how text is split before
+// Model: the interface every tokenizer model implements (BPE, WordPiece; Unigram to come), so
+// that the encoder pipeline, the file writers and the tools need no algorithm's internals: its vocabulary (an id to its bytes), its special tokens, how text is split before
 // it (the pre-tokenizer) and what its tokens are made of (its units), and the piece encoder
 // that turns pre-tokenized pieces into ids.
 #pragma once

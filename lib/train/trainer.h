@@ -1,5 +1,6 @@
-// Trainer: the interface every training algorithm implements (BPE now, in lib/train/bpe/;
-// WordPiece and Unigram to come), and the factory keyed on TrainerOptions::algorithm.
+// Trainer: the interface every training algorithm implements (BPE in lib/train/bpe/, WordPiece
+// in lib/train/wordpiece/ on BPE's phases; Unigram to come), and the factory keyed on
+// TrainerOptions::algorithm.
 //
 // A trainer learns a Model from a WordSource (the counted corpus) under a TrainControl that
 // sees every step, can stop training, and can hand over the steps an earlier run took (a
