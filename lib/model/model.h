@@ -1,7 +1,8 @@
 // Model: the interface every tokenizer model implements (BPE, WordPiece; Unigram to come), so
-// that the encoder pipeline, the file writers and the tools need no algorithm's internals: its vocabulary (an id to its bytes), its special tokens, how text is split before
-// it (the pre-tokenizer) and what its tokens are made of (its units), and the piece encoder
-// that turns pre-tokenized pieces into ids.
+// that the encoder pipeline, the file writers and the tools need no algorithm's internals: its
+// vocabulary (an id to its bytes), its special tokens, how text is split before it (the
+// pre-tokenizer) and what its tokens are made of (its units), and the piece encoder that turns
+// pre-tokenized pieces into ids.
 #pragma once
 
 #include <cstdint>
