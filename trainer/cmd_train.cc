@@ -252,6 +252,17 @@ absl::Status ApplyAlgorithmDefaults(TrainCommandOptions& options, const FlagSet&
 absl::StatusOr<TrainingRun> StartRun(TrainCommandOptions& options, const FlagSet& flags) {
   TrainingRunOptions& run = options.run;
   if (!options.resume.empty()) {
+    // Flags that only shape a new run's options: on resume they would be silently ignored.
+    if (flags.WasSet("bert-specials")) {
+      return OptionError("--bert-specials chooses a new run's special tokens; a resumed run keeps "
+                         "its checkpoint's (leave it out)",
+                         {});
+    }
+    if (flags.WasSet("hf-symbol-order")) {
+      return OptionError("--hf-symbol-order is not kept in checkpoints, and a resumed run cannot "
+                         "take it: start a new run to reproduce a Hugging Face run's ids",
+                         {});
+    }
     std::vector<std::string> set;
     for (const std::string& flag : flags.SetFlags()) {
       for (std::string& option : OptionsOfFlag(flag)) set.push_back(std::move(option));

@@ -96,35 +96,9 @@ absl::Status TrainerOptions::Validate() const {
                               "alphabet covers"),
                        {"character_coverage"});
   }
-  if (units != UnitKind::kChar && limit_alphabet > 0) {
-    return OptionError("`limit_alphabet` applies only to character units (`units` char); byte "
-                       "units always have the 256 bytes",
-                       {"limit_alphabet", "units"});
-  }
-  if (units != UnitKind::kChar &&
-      (!continuing_subword_prefix.empty() || !end_of_word_suffix.empty())) {
-    return OptionError("`continuing_subword_prefix` and `end_of_word_suffix` apply to character "
-                       "units (`units` char)",
-                       {"continuing_subword_prefix", "end_of_word_suffix", "units"});
-  }
-  if (continuing_subword_prefix.find(' ') != std::string::npos ||
-      end_of_word_suffix.find(' ') != std::string::npos) {
-    return OptionError("`continuing_subword_prefix` and `end_of_word_suffix` must not hold a "
-                       "space (tokenizer.json's merges are written \"left right\")",
-                       {"continuing_subword_prefix", "end_of_word_suffix"});
-  }
-  if (units == UnitKind::kChar && hf_all_bytes) {
-    return OptionError("`hf_all_bytes` applies only to byte units; character units have "
-                       "`byte_fallback` for the bytes they do not cover",
-                       {"hf_all_bytes", "units"});
-  }
-  if (units == UnitKind::kChar && vocab_size < (byte_fallback ? 256 : 1) + special_tokens.size()) {
-    return OptionError(
-        StrCat("`vocab_size` ", vocab_size, " is smaller than the ",
-               byte_fallback ? "256 byte-fallback tokens" : "unknown token", " plus ",
-               special_tokens.size(), " special tokens"),
-        {"vocab_size"});
-  }
+  // WordPiece's conflicts first: the CLI sets its defaults (`units` char, the prefix) only where
+  // not given, so a given `units` byte or `byte_fallback` would otherwise be reported as a
+  // conflict of a default the user never set, or as a `vocab_size` too small for byte fallback.
   if (algorithm == Algorithm::kWordPiece) {
     if (units != UnitKind::kChar) {
       return OptionError("`algorithm` wordpiece trains on characters: set `units` char",
@@ -154,6 +128,35 @@ absl::Status TrainerOptions::Validate() const {
       return OptionError("`max_input_chars_per_word` must be 1 or more",
                          {"max_input_chars_per_word"});
     }
+  }
+  if (units != UnitKind::kChar && limit_alphabet > 0) {
+    return OptionError("`limit_alphabet` applies only to character units (`units` char); byte "
+                       "units always have the 256 bytes",
+                       {"limit_alphabet", "units"});
+  }
+  if (units != UnitKind::kChar &&
+      (!continuing_subword_prefix.empty() || !end_of_word_suffix.empty())) {
+    return OptionError("`continuing_subword_prefix` and `end_of_word_suffix` apply to character "
+                       "units (`units` char)",
+                       {"continuing_subword_prefix", "end_of_word_suffix", "units"});
+  }
+  if (continuing_subword_prefix.find(' ') != std::string::npos ||
+      end_of_word_suffix.find(' ') != std::string::npos) {
+    return OptionError("`continuing_subword_prefix` and `end_of_word_suffix` must not hold a "
+                       "space (tokenizer.json's merges are written \"left right\")",
+                       {"continuing_subword_prefix", "end_of_word_suffix"});
+  }
+  if (units == UnitKind::kChar && hf_all_bytes) {
+    return OptionError("`hf_all_bytes` applies only to byte units; character units have "
+                       "`byte_fallback` for the bytes they do not cover",
+                       {"hf_all_bytes", "units"});
+  }
+  if (units == UnitKind::kChar && vocab_size < (byte_fallback ? 256 : 1) + special_tokens.size()) {
+    return OptionError(
+        StrCat("`vocab_size` ", vocab_size, " is smaller than the ",
+               byte_fallback ? "256 byte-fallback tokens" : "unknown token", " plus ",
+               special_tokens.size(), " special tokens"),
+        {"vocab_size"});
   }
   if (unknown_token.empty()) {
     return OptionError("`unknown_token` must not be empty", {"unknown_token"});

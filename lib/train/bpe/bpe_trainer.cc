@@ -288,10 +288,21 @@ absl::StatusOr<TrainResult> Run(BpeState& state, WordSource& source) {
   if (state.options.units == UnitKind::kChar) {
     auto Bpe = [](const TrainResult& r) -> const BpeModel& { return *AsBpe(*r.model); };
     const Alphabet& a = state.alphabet;
+    // The characters kept, each counted once: their marked forms (##c, c</w>) are more symbols
+    // of the alphabet, not more characters.
+    const size_t plain = static_cast<size_t>(std::count_if(
+        a.chars.begin(), a.chars.end(), [](const auto& c) { return c.second == kPlainChar; }));
+    const size_t marked = a.chars.size() - plain;
+    std::string markers;
+    if (!a.continuing_prefix.empty()) markers = StrCat("the prefix ", a.continuing_prefix);
+    if (!a.end_suffix.empty()) {
+      StrAppend(&markers, markers.empty() ? "" : " or ", "the suffix ", a.end_suffix);
+    }
     result.notes.push_back(StrCat(
-        "alphabet: ", a.symbols.size() - a.first_char(), " of ", a.distinct_chars,
-        " characters, covering ", a.char_occurrences - a.uncovered_occurrences, " of ",
-        a.char_occurrences, " occurrences"));
+        "alphabet: ", plain, " of ", a.distinct_chars, " characters",
+        marked > 0 ? StrCat(" and ", marked, " marked forms of them (with ", markers, ")") : "",
+        ", covering ", a.char_occurrences - a.uncovered_occurrences, " of ", a.char_occurrences,
+        " occurrences"));
     if (a.uncovered_occurrences + a.invalid_bytes > 0) {
       result.notes.push_back(StrCat(
           a.uncovered_occurrences, " occurrences of characters outside it and ", a.invalid_bytes,
