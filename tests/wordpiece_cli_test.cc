@@ -593,6 +593,57 @@ TEST_P(WordPieceScoring, ResumeExtendsAFinishedRunToTheDirectRunsFile) {
   }
 }
 
+// --hf-symbol-order changes the alphabet's ids (and so the id ties), and the checkpoint keeps it:
+// a run extended by --resume equals the direct run with the same order, which differs from the
+// run without it.
+TEST(WordPieceCli, ResumeKeepsTheHfSymbolOrder) {
+  TempDir dir;
+  const std::string corpus = dir.Write("s.txt", SampleCorpus());
+  const std::vector<std::string> train = {"train", "--algorithm", "wordpiece", "--preset",
+                                          "whitespace", "--wordpiece-score", "frequency",
+                                          "--hf-compat", "--bert-specials=false", "--quiet"};
+  auto run = [&](const std::string& vocab, const std::string& output,
+                 const std::vector<std::string>& more) {
+    std::vector<std::string> args = train;
+    args.insert(args.end(), {"--vocab-size", vocab, "--output", dir.File(output)});
+    args.insert(args.end(), more.begin(), more.end());
+    args.push_back(corpus);
+    CliResult r = RunCli(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return ReadAll(dir.File(output));
+  };
+  const std::string plain = run("2000", "plain.json", {"--checkpoint=none"});
+  // The order source: the plain run's vocab.txt with its one-character ## symbols last, in
+  // reverse.
+  run("2000", "plain.txt", {"--checkpoint=none"});
+  auto one_char = [](std::string_view s) {
+    size_t chars = 0;
+    for (char c : s) chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    return chars == 1;
+  };
+  std::vector<std::string> marked, reordered;
+  for (const std::string& line : Lines(dir.File("plain.txt"))) {
+    if (line.starts_with("##") && one_char(std::string_view(line).substr(2))) {
+      marked.insert(marked.begin(), line);
+    } else {
+      reordered.push_back(line);
+    }
+  }
+  ASSERT_GT(marked.size(), 5u);
+  std::string text;
+  for (const std::string& line : reordered) text += line + "\n";
+  for (const std::string& line : marked) text += line + "\n";
+  const std::string order = dir.Write("order.txt", text);
+  const std::string direct =
+      run("2000", "direct.json", {"--checkpoint=none", "--hf-symbol-order", order});
+  EXPECT_NE(direct, plain);
+  run("900", "small.json", {"--hf-symbol-order", order});
+  CliResult extended = RunCli({"train", "--resume", dir.File("small.json.ckpt"), "--vocab-size",
+                               "2000", "--output", dir.File("extended.json"), "--quiet"});
+  ASSERT_EQ(extended.exit_code, 0) << extended.err;
+  EXPECT_TRUE(ReadAll(dir.File("extended.json")) == direct);
+}
+
 // ---- bad flags --------------------------------------------------------------------------------
 
 // Each a one-line usage error (exit 2) naming what conflicts, before any input is read:

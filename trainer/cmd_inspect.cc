@@ -88,6 +88,19 @@ int PrintCheckpoint(const std::string& path, const InspectCommandOptions&) {
 
 bool RecognizeTokenizer(const std::string&, std::string_view) { return true; }
 
+// What becomes of characters without a token, for a model of character units without byte
+// fallback.
+std::string_view CharUnitsNote(const Model& model) {
+  if (const WordPieceModel* wordpiece = AsWordPiece(model)) {
+    return wordpiece->unknown() ? " (characters; a word no tokens cover becomes the unknown token)"
+                                : " (characters; a word no tokens cover cannot be encoded)";
+  }
+  const BpeModel* bpe = AsBpe(model);
+  return bpe != nullptr && bpe->unknown
+             ? " (characters; those without a token become the unknown token)"
+             : " (characters; those without a token cannot be encoded, or are dropped)";
+}
+
 int PrintTokenizer(const std::string& path, const InspectCommandOptions& options) {
   absl::StatusOr<ModelFormat> format = DetectModelFormat(path);
   absl::StatusOr<std::unique_ptr<Model>> loaded =
@@ -143,7 +156,7 @@ int PrintTokenizer(const std::string& path, const InspectCommandOptions& options
             model->units().kind() == UnitKind::kByte
                 ? " (byte-level: every byte has a token)"
                 : (fallback.empty()
-                       ? " (characters; those without a token become the unknown token)"
+                       ? std::string(CharUnitsNote(*model))
                        : StrCat(" (characters; byte fallback: the 256 tokens <0x00>..<0xFF> at "
                                 "ids ", fallback.front(), "..", fallback.back(), ")")),
             "\n");

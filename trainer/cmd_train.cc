@@ -135,7 +135,8 @@ void RegisterTrainFlags(FlagSet& flags, TrainCommandOptions* options) {
                 "in the tokenizer)");
   flags.AddBool("bert-specials", &options->bert_specials,
                 "--algorithm wordpiece without --special-token: add [PAD] [UNK] [CLS] [SEP] "
-                "[MASK]; =false for none (Hugging Face's default trainer has none)");
+                "[MASK]; =false adds only the unknown token [UNK] (with --hf-compat not even "
+                "that, as Hugging Face's default trainer)");
   flags.AddString("hf-symbol-order", &options->hf_symbol_order,
                   "with --hf-compat and --continuing-subword-prefix: give the prefixed symbols "
                   "the ids they have in this Hugging Face tokenizer.json (HF numbers them in "
@@ -259,8 +260,8 @@ absl::StatusOr<TrainingRun> StartRun(TrainCommandOptions& options, const FlagSet
                          {});
     }
     if (flags.WasSet("hf-symbol-order")) {
-      return OptionError("--hf-symbol-order is not kept in checkpoints, and a resumed run cannot "
-                         "take it: start a new run to reproduce a Hugging Face run's ids",
+      return OptionError("--hf-symbol-order shapes a new run's alphabet; a resumed run keeps its "
+                         "checkpoint's (leave it out)",
                          {});
     }
     std::vector<std::string> set;

@@ -22,6 +22,7 @@ constexpr Spelling kExceptions[] = {
     {"counts_files", "counts"},
     {"inputs", ""},  // positional
     {"units", "unit"},
+    {"marked_symbol_order", "hf-symbol-order"},
 };
 
 // Every option a CLI command sets, by its library name.
@@ -33,7 +34,7 @@ constexpr std::string_view kOptions[] = {
     "checkpoint_interval", "ignore_corpus_change", "inputs", "algorithm", "units",
     "character_coverage", "limit_alphabet", "byte_fallback", "unknown_bytes",
     "continuing_subword_prefix", "end_of_word_suffix", "wordpiece_score",
-    "max_input_chars_per_word",
+    "max_input_chars_per_word", "marked_symbol_order",
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "train/trainer_options.h"
 
+#include <algorithm>
+
 #include "absl/container/flat_hash_set.h"
 #include "common/option_error.h"
 #include "common/strings.h"
@@ -66,6 +68,7 @@ std::span<const OptionField<TrainerOptions>> TrainerOptions::Fields() {
       Field<&O::wordpiece_score>(17, "wordpiece_score", E::kChangesResult),
       Field<&O::unknown_token>(18, "unknown_token", E::kChangesResult),
       Field<&O::max_input_chars_per_word>(19, "max_input_chars_per_word", E::kChangesResult),
+      Field<&O::marked_symbol_order>(20, "marked_symbol_order", E::kChangesResult),
   };
   return kFields;
 }
@@ -151,10 +154,18 @@ absl::Status TrainerOptions::Validate() const {
                        "`byte_fallback` for the bytes they do not cover",
                        {"hf_all_bytes", "units"});
   }
-  if (units == UnitKind::kChar && vocab_size < (byte_fallback ? 256 : 1) + special_tokens.size()) {
+  // The unknown token takes an id of its own unless it is one of the special tokens (or, with
+  // hf_compat and no byte fallback, there is none).
+  const bool unknown_listed = std::find(special_tokens.begin(), special_tokens.end(),
+                                        unknown_token) != special_tokens.end();
+  const bool own_unknown = !byte_fallback && !hf_compat && !unknown_listed;
+  if (units == UnitKind::kChar &&
+      vocab_size < (byte_fallback ? 256 : own_unknown ? 1 : 0) + special_tokens.size()) {
     return OptionError(
         StrCat("`vocab_size` ", vocab_size, " is smaller than the ",
-               byte_fallback ? "256 byte-fallback tokens" : "unknown token", " plus ",
+               byte_fallback ? "256 byte-fallback tokens plus "
+               : own_unknown ? "unknown token plus "
+                             : "",
                special_tokens.size(), " special tokens"),
         {"vocab_size"});
   }

@@ -97,14 +97,13 @@ struct TrainerOptions {
   // pair, when a pair left out could be the best, is exercised. Never changes the result.
   uint64_t resume_pair_floor = 0;
   // Character units with word-boundary markers, to reproduce one Hugging Face run exactly
-  // (AlphabetOptions::marked_order): the marked symbols in the order of that run's ids. Not
-  // recorded in checkpoints (a resume trains without it).
+  // (AlphabetOptions::marked_order): the marked symbols in the order of that run's ids (empty:
+  // by code point).
   std::vector<std::string> marked_symbol_order;
 
   // Errors name the options (common/option_error.h).
   absl::Status Validate() const;
-  // Every field but resume_pair_floor and marked_symbol_order (knobs for tests and parity
-  // checks), with its stable tag.
+  // Every field but resume_pair_floor (a test knob), with its stable tag.
   static std::span<const OptionField<TrainerOptions>> Fields();
 };
 
