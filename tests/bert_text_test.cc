@@ -1,7 +1,9 @@
 // BERT's text side (issue 21): the normalizer's BERT steps (clean_text, handle_chinese_chars,
 // strip_accents, then lowercase; pretokenize/normalizer.h) and the "bert" split
 // (pretokenize/split_modes.h) on cases checked by hand against Hugging Face's bert.rs and
-// UnicodeData.txt; the settings record that stores them (pretokenizer_config_codec.h).
+// UnicodeData.txt; the settings record that stores them (pretokenizer_config_codec.h); the
+// tokenizer.json sections (BertNormalizer, BertPreTokenizer). The comparison with Hugging Face
+// itself, on the corpora and on every code point, is scripts/ci_parity.sh's.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include "model/bpe/bpe_hf_json.h"
+#include "model/bpe/bpe_model.h"
+#include "model/hf_json.h"
 #include "pretokenize/normalizer.h"
 #include "pretokenize/presets.h"
 #include "pretokenize/pretokenizer.h"
@@ -302,6 +307,85 @@ TEST(TextSettings, BadTaggedFieldsAreErrors) {
   EXPECT_FALSE(DecodeTextSettings(head + std::string("\x01\x02", 2), &v));          // not 0/1
   EXPECT_FALSE(DecodeTextSettings(head + std::string("\x01\x01\x01\x01", 4), &v));  // twice
   EXPECT_FALSE(DecodeTextSettings(head + std::string("\x01", 1), &v));              // cut short
+}
+
+// ---- tokenizer.json ----------------------------------------------------------------------------
+
+TEST(BertHfJson, NormalizerSections) {
+  NormalizerConfig bert = Config(kBert);
+  EXPECT_EQ(HfNormalizer(bert),
+            R"({"type":"BertNormalizer","clean_text":true,"handle_chinese_chars":true,)"
+            R"("strip_accents":false,"lowercase":false})");
+  EXPECT_EQ(HfNormalizer(Config({.clean = true, .strip = true, .lower = true,
+                                 .form = NormalForm::kNfkc})),
+            R"({"type":"Sequence","normalizers":[{"type":"NFKC"},{"type":"BertNormalizer",)"
+            R"("clean_text":true,"handle_chinese_chars":false,"strip_accents":true,)"
+            R"("lowercase":true}]})");
+  // The others as before.
+  EXPECT_EQ(HfNormalizer(NormalizerConfig{NormalForm::kNfkc, true}),
+            R"({"type":"Sequence","normalizers":[{"type":"NFKC"},{"type":"Lowercase"}]})");
+  EXPECT_EQ(HfNormalizer(NormalizerConfig{}), "null");
+}
+
+// A tokenizer.json of a two-character char-level model with `normalizer` and `pre_tokenizer`.
+std::string CharJson(std::string_view normalizer, std::string_view pre_tokenizer) {
+  return StrCat(R"({"added_tokens": [], "normalizer": )", normalizer, R"(, "pre_tokenizer": )",
+                pre_tokenizer,
+                R"(, "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, )"
+                R"("merges": [["a", "b"]]}})");
+}
+
+PreTokenizerConfig ReadConfig(std::string_view normalizer, std::string_view pre_tokenizer) {
+  BpeModel model = testing::OkOrFail(
+      BpeModelFromHfJson(CharJson(normalizer, pre_tokenizer), "t.json"), "reading");
+  return model.pretokenizer;
+}
+
+TEST(BertHfJson, ReadsBertNormalizerAndPreTokenizer) {
+  constexpr std::string_view kPre = R"({"type": "BertPreTokenizer"})";
+  // As bert-base-uncased's tokenizer.json has it: strip_accents null follows lowercase.
+  PreTokenizerConfig uncased = ReadConfig(
+      R"({"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
+          "strip_accents": null, "lowercase": true})",
+      kPre);
+  EXPECT_EQ(uncased.preset, "bert");
+  EXPECT_EQ(uncased.normalizer, Config(kBertUncased));
+  PreTokenizerConfig cased = ReadConfig(
+      R"({"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
+          "lowercase": false})",
+      kPre);
+  EXPECT_EQ(cased.normalizer, Config(kBert));
+  PreTokenizerConfig lower_keep_accents = ReadConfig(
+      R"({"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "BertNormalizer",
+          "clean_text": false, "handle_chinese_chars": true, "strip_accents": false,
+          "lowercase": true}]})",
+      kPre);
+  EXPECT_EQ(lower_keep_accents.normalizer,
+            Config({.chinese = true, .lower = true, .form = NormalForm::kNfc}));
+  // With every BERT step off it is Lowercase: the same text, written back as Lowercase.
+  PreTokenizerConfig lower = ReadConfig(
+      R"({"type": "BertNormalizer", "clean_text": false, "handle_chinese_chars": false,
+          "strip_accents": false, "lowercase": true})",
+      kPre);
+  EXPECT_EQ(lower.normalizer, (NormalizerConfig{NormalForm::kNone, true}));
+}
+
+TEST(BertHfJson, MalformedBertNormalizersNameTheField) {
+  constexpr std::string_view kPre = R"({"type": "BertPreTokenizer"})";
+  auto error = [&](std::string_view normalizer) {
+    absl::StatusOr<BpeModel> model = BpeModelFromHfJson(CharJson(normalizer, kPre), "t.json");
+    return model.ok() ? std::string("ok") : std::string(model.status().message());
+  };
+  EXPECT_THAT(error(R"({"type": "BertNormalizer", "handle_chinese_chars": true,
+                        "lowercase": true})"),
+              ::testing::HasSubstr("normalizer.clean_text"));
+  EXPECT_THAT(error(R"({"type": "BertNormalizer", "clean_text": true,
+                        "handle_chinese_chars": true, "strip_accents": 1, "lowercase": true})"),
+              ::testing::HasSubstr("normalizer.strip_accents"));
+  EXPECT_THAT(error(R"({"type": "Sequence", "normalizers": [{"type": "BertNormalizer",
+                        "clean_text": true, "handle_chinese_chars": true, "lowercase": true},
+                        {"type": "NFKC"}]})"),
+              ::testing::HasSubstr("'NFKC' where tokenmill reads"));
 }
 
 }  // namespace
