@@ -207,7 +207,7 @@ int RunTrain(int argc, char** argv) {
     std::fputs(flags.Help().c_str(), stdout);
     return kExitOk;
   }
-  if (absl::Status s = ApplyPatternFlag(flags, &options.run.corpus.pretokenizer); !s.ok()) {
+  if (absl::Status s = FinishPreTokenizerFlags(flags, &options.run.corpus.pretokenizer); !s.ok()) {
     PrintError("train", s);
     return kExitUsage;
   }
