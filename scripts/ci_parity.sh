@@ -14,7 +14,13 @@
 #      vocabulary equal Hugging Face's BpeTrainer's with the Metaspace and the Whitespace
 #      pre-tokenizer; char-level tokenizer.json files (byte fallback with Metaspace + NFKC, <unk>
 #      with NFKC + lowercase + split digits, word-boundary markers) encode to the same ids in
-#      Hugging Face, unseen characters included.
+#      Hugging Face, unseen characters included;
+#   7. BERT's text side (issue 21): `pretokenize --preset bert` (with and without --lowercase and
+#      --strip-accents) prints Hugging Face's bertNormalizer + bertPreTokenizer pieces
+#      (scripts/hf_bert_pieces.cjs) on the slices and on random Unicode text, and on every code
+#      point alone differs exactly where tests/data/bert_hf_differences.txt says (characters
+#      newer than Hugging Face's Unicode tables); tokenizer.json files trained with --preset bert
+#      (char and byte level) encode to the same ids in Hugging Face.
 # Slices: the bundled sample, and the first few MB of brown, linux_docs and poetry from
 # ../shared/corpora (missing corpora fail the run: CI has them).
 #
@@ -156,6 +162,113 @@ cat "$tmp/brown.txt" "$tmp/poetry.txt" > "$tmp/mixed.txt"
   --vocab-size 8000 --checkpoint=none --quiet --output "$tmp/char_marks.json" "$tmp/brown.txt"
 for tokenizer in char_meta char_unk char_marks; do
   for text in sample mixed; do
+    node "$root/scripts/peer_encode.cjs" hf "$tmp/$tokenizer.json" "$tmp/$text.txt" > "$tmp/expected"
+    "$tm" encode --tokenizer "$tmp/$tokenizer.json" "$tmp/$text.txt" > "$tmp/actual"
+    same_ids "Hugging Face encodes tokenmill's $tokenizer.json: $text" "$tmp/expected" "$tmp/actual"
+  done
+done
+# 7: BERT's normalizer and pre-tokenizer. The random text leaves out the listed code points.
+differences="$root/tests/data/bert_hf_differences.txt"
+"$py" - "$differences" "$tmp/bert_stress.txt" "$tmp/bert_every.txt" <<'PY'
+import random, sys
+listed = set()
+for line in open(sys.argv[1], encoding="utf-8"):
+    fields = line.split("#")[0].split()
+    if fields:
+        first, _, last = fields[1].partition("..")
+        listed.update(range(int(first, 16), int(last or first, 16) + 1))
+# (code points, weight): ASCII, controls, scripts with combining marks, Hangul, kana, BERT's CJK
+# ranges and the gap between them, punctuation and spaces, private use, variation selectors,
+# specials, emoji, tags, and anything in the astral planes (mostly unassigned).
+pools = [(range(0x20, 0x7F), 30), ([0, 1, 9, 10, 11, 12, 13, 0x1C, 0x1F, 0x7F, 0x85, 0x9F], 2),
+         (range(0xA0, 0x250), 8), (range(0x300, 0x370), 6), (range(0x370, 0x530), 4),
+         (range(0x591, 0x700), 3), (range(0x900, 0xE00), 3), (range(0x1100, 0x1200), 2),
+         (range(0x1E00, 0x2000), 4), (range(0x2000, 0x2070), 3), (range(0x20A0, 0x2200), 2),
+         (range(0x3000, 0x3100), 3), (range(0x3400, 0x4DC0), 2), (range(0x4E00, 0xA000), 8),
+         (range(0xAC00, 0xD7A4), 4), (range(0xE000, 0xE100), 1), (range(0xF900, 0xFB00), 1),
+         (range(0xFE00, 0xFE10), 1), (range(0xFE30, 0x10000), 2), (range(0x10000, 0x110000), 2),
+         (range(0x1D400, 0x1D800), 1), (range(0x1F300, 0x1FA00), 2), (range(0x20000, 0x2FA20), 3),
+         (range(0x2B800, 0x2B940), 1), (range(0xE0000, 0xE0080), 1)]
+rng = random.Random(21)
+weights = [w for _, w in pools]
+lines = []
+while len(lines) < 20000:
+    chars = []
+    for _ in range(rng.randrange(80)):
+        cp = rng.choice(rng.choices(pools, weights)[0][0])
+        if not 0xD800 <= cp < 0xE000 and cp not in listed:
+            chars.append(chr(cp))
+    lines.append("".join(chars) + rng.choice(["\n", "\n", "\r\n"]))
+open(sys.argv[2], "w", encoding="utf-8", newline="").write("".join(lines))
+with open(sys.argv[3], "w", encoding="utf-8", newline="") as out:
+    for cp in range(0x110000):
+        if not 0xD800 <= cp < 0xE000:
+            out.write(f"<L>x{chr(cp)}y\n")
+PY
+same_pieces() {  # label, expected (peer), actual (tokenmill)
+  "$py" - "$@" <<'PY' || status=1
+import sys
+label, a, b = sys.argv[1:]
+x = open(a, "rb").read().split(b"\n")
+y = open(b, "rb").read().split(b"\n")
+i = next((i for i in range(max(len(x), len(y))) if i >= len(x) or i >= len(y) or x[i] != y[i]), None)
+print(f"{'ok  ' if i is None and len(x) > 1 else 'FAIL'} {label}: {len(x) - 1} pieces"
+      + ("" if i is None else f", first difference at piece {i + 1}: peer {x[i][:80] if i < len(x) else None!r}, "
+                              f"tokenmill {y[i][:80] if i < len(y) else None!r}"))
+sys.exit(0 if i is None and len(x) > 1 else 1)
+PY
+}
+for text in sample brown linux_docs poetry bert_stress; do
+  for flags in "" "--lowercase" "--strip-accents" "--lowercase --strip-accents"; do
+    # shellcheck disable=SC2086  # the flags are words
+    node "$root/scripts/hf_bert_pieces.cjs" "$tmp/$text.txt" $flags > "$tmp/expected"
+    # shellcheck disable=SC2086
+    "$tm" pretokenize --preset bert $flags "$tmp/$text.txt" > "$tmp/actual"
+    same_pieces "bert pieces $text${flags:+ $flags}" "$tmp/expected" "$tmp/actual"
+  done
+done
+for flags in "" "--lowercase --strip-accents"; do
+  # shellcheck disable=SC2086
+  node "$root/scripts/hf_bert_pieces.cjs" "$tmp/bert_every.txt" $flags --special-token '<L>' > "$tmp/expected"
+  # shellcheck disable=SC2086
+  "$tm" pretokenize --preset bert $flags --special-token '<L>' "$tmp/bert_every.txt" > "$tmp/actual"
+  "$py" - "$differences" "$tmp/expected" "$tmp/actual" "$flags" <<'PY' || status=1
+import sys
+listed_path, a, b, flags = sys.argv[1:]
+key = ",".join(f.lstrip("-") for f in flags.split()) or "none"
+listed = set()
+for line in open(listed_path, encoding="utf-8"):
+    fields = line.split("#")[0].split()
+    if fields and fields[0] == key:
+        first, _, last = fields[1].partition("..")
+        listed.update(range(int(first, 16), int(last or first, 16) + 1))
+def per_code_point(path):  # the pieces after each "<L>"
+    groups = []
+    for line in open(path, "rb").read().split(b"\n")[:-1]:
+        if line == b"\\special <L>":
+            groups.append([])
+        else:
+            groups[-1].append(line)
+    return groups
+cps = [cp for cp in range(0x110000) if not 0xD800 <= cp < 0xE000]
+x, y = per_code_point(a), per_code_point(b)
+ok = len(x) == len(y) == len(cps)
+differ = {cps[i] for i in range(len(cps)) if x[i] != y[i]} if ok else set()
+ok = ok and differ == listed and len(listed) > 0
+print(f"{'ok  ' if ok else 'FAIL'} bert pieces of every code point ({key}): {len(differ)} differ, "
+      f"{len(listed)} listed in bert_hf_differences.txt")
+for name, cps_ in (("differ, not listed", differ - listed), ("listed, the same", listed - differ)):
+    if cps_:
+        print(f"     {name}: " + " ".join(f"{c:04X}" for c in sorted(cps_)[:20]))
+sys.exit(0 if ok else 1)
+PY
+done
+"$tm" train --unit char --preset bert --lowercase --strip-accents --vocab-size 8000 \
+  --checkpoint=none --quiet --output "$tmp/bert_char.json" "$tmp/brown.txt"
+"$tm" train --preset bert --vocab-size 8000 --checkpoint=none --quiet \
+  --output "$tmp/bert_byte.json" "$tmp/brown.txt"
+for tokenizer in bert_char bert_byte; do
+  for text in sample mixed bert_stress; do
     node "$root/scripts/peer_encode.cjs" hf "$tmp/$tokenizer.json" "$tmp/$text.txt" > "$tmp/expected"
     "$tm" encode --tokenizer "$tmp/$tokenizer.json" "$tmp/$text.txt" > "$tmp/actual"
     same_ids "Hugging Face encodes tokenmill's $tokenizer.json: $text" "$tmp/expected" "$tmp/actual"

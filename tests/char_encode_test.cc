@@ -14,6 +14,7 @@
 #include "model/bpe/bpe_model.h"
 #include "model/encoder.h"
 #include "model/hf_json.h"
+#include "pretokenize/presets.h"
 #include "pretokenize/pretokenizer.h"
 #include "pretokenize/text_prep.h"
 #include "reference/trained_bpe.h"
@@ -336,6 +337,11 @@ TEST(CharHfJson, WriteThenReadGivesTheSameModel) {
   nfc.normalizer.form = NormalForm::kNfc;
   PreTokenizerConfig meta_digits = Metaspace(false);
   meta_digits.split_digits = true;
+  PreTokenizerConfig bert = Preset("bert");
+  ApplyPresetNormalizer(&bert);
+  PreTokenizerConfig bert_uncased = bert;
+  bert_uncased.normalizer.form = NormalForm::kNfkc;
+  bert_uncased.normalizer.strip_accents = bert_uncased.normalizer.lowercase = true;
   const std::vector<Case> cases = {
       {"gpt2 fallback", {Preset("gpt2"), true}},
       {"gpt2 unk", {Preset("gpt2"), false}},
@@ -350,6 +356,8 @@ TEST(CharHfJson, WriteThenReadGivesTheSameModel) {
       {"split digits unk", {digits, false}},
       {"nfkc lowercase", {nfkc_lower, true}},
       {"nfkc lowercase unk", {nfkc_lower, false}},
+      {"bert", {bert, true}},
+      {"bert nfkc uncased unk", {bert_uncased, false}},
       {"hf compat fallback", {Preset("gpt2"), true, 1.0, true}},
       {"hf compat neither", {Preset("gpt2"), false, 1.0, true}},
       {"suffix", {Preset("whitespace"), true, 0.99, false, "", "</w>"}},

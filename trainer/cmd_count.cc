@@ -56,7 +56,7 @@ int RunCount(int argc, char** argv) {
     std::fputs(flags.Help().c_str(), stdout);
     return kExitOk;
   }
-  if (absl::Status s = ApplyPatternFlag(flags, &options.corpus.pretokenizer); !s.ok()) {
+  if (absl::Status s = FinishPreTokenizerFlags(flags, &options.corpus.pretokenizer); !s.ok()) {
     PrintError("count", s);
     return kExitUsage;
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_join.h"
 #include "commands.h"
 #include "common/file_util.h"
 #include "common/strings.h"
@@ -163,13 +164,18 @@ int RunExplain(int argc, char** argv) {
   std::string out;
   const PreTokenizerConfig& pre = (*encoder)->model().pre_tokenizer();
   if (!pre.normalizer.identity() || pre.preset == "metaspace") {
-    StrAppend(&out, "text is prepared before it is split:",
-              pre.normalizer.form != NormalForm::kNone
-                  ? StrCat(" ", NormalFormName(pre.normalizer.form), " normalization")
-                  : "",
-              pre.normalizer.lowercase ? ", lowercase" : "",
-              pre.preset == "metaspace" ? ", spaces as \u2581" : "",
-              pre.preset == "metaspace" && pre.metaspace_prefix ? ", a \u2581 first" : "",
+    std::vector<std::string> steps;
+    if (pre.normalizer.form != NormalForm::kNone) {
+      steps.push_back(pre.normalizer.form == NormalForm::kNfc ? "nfc normalization"
+                                                              : "nfkc normalization");
+    }
+    if (pre.normalizer.clean_text) steps.push_back("control characters dropped, whitespace as spaces");
+    if (pre.normalizer.handle_chinese_chars) steps.push_back("spaces around CJK ideographs");
+    if (pre.normalizer.strip_accents) steps.push_back("accents stripped (NFD, marks dropped)");
+    if (pre.normalizer.lowercase) steps.push_back("lowercase");
+    if (pre.preset == "metaspace") steps.push_back("spaces as \u2581");
+    if (pre.preset == "metaspace" && pre.metaspace_prefix) steps.push_back("a \u2581 first");
+    StrAppend(&out, "text is prepared before it is split: ", absl::StrJoin(steps, ", "),
               "; the pieces below are of the prepared text\n");
   }
   std::vector<TokenId> all;

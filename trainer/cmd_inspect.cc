@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "checkpoint/checkpoint.h"
 #include "driver/describe.h"
 #include "commands.h"
@@ -101,6 +102,19 @@ std::string_view CharUnitsNote(const Model& model) {
              : " (characters; those without a token cannot be encoded, or are dropped)";
 }
 
+// The normalizer's steps in the order they run: "nfkc, then lowercase"; BERT's named as such.
+std::string DescribeNormalizer(const NormalizerConfig& n) {
+  if (n.identity()) return "none";
+  if (!n.bert()) return StrCat(NormalFormName(n.form), n.lowercase ? ", then lowercase" : "");
+  std::vector<std::string> steps;
+  if (n.form != NormalForm::kNone) steps.emplace_back(NormalFormName(n.form));
+  if (n.clean_text) steps.push_back("BERT's clean text (controls dropped, whitespace as spaces)");
+  if (n.handle_chinese_chars) steps.push_back("BERT's spaces around CJK ideographs");
+  if (n.strip_accents) steps.push_back("accents stripped (NFD, marks dropped)");
+  if (n.lowercase) steps.push_back("lowercase");
+  return absl::StrJoin(steps, ", then ");
+}
+
 int PrintTokenizer(const std::string& path, const InspectCommandOptions& options) {
   absl::StatusOr<ModelFormat> format = DetectModelFormat(path);
   absl::StatusOr<std::unique_ptr<Model>> loaded =
@@ -170,17 +184,13 @@ int PrintTokenizer(const std::string& path, const InspectCommandOptions& options
     }
     StrAppend(&out, "characters:    ", chars, " single-character tokens\n");
   }
-  StrAppend(&out, "normalizer:    ",
-            pre.normalizer.identity()
-                ? std::string("none")
-                : StrCat(NormalFormName(pre.normalizer.form),
-                         pre.normalizer.lowercase ? ", then lowercase" : ""),
-            "\n");
+  StrAppend(&out, "normalizer:    ", DescribeNormalizer(pre.normalizer), "\n");
   StrAppend(&out, "pre-tokenizer: ", pre.preset,
             pre.preset == "metaspace"
                 ? (pre.metaspace_prefix ? " (spaces become \u2581, one goes first)"
                                         : " (spaces become \u2581, no prefix)")
-                : "",
+            : pre.preset == "bert" ? " (whitespace dropped, each punctuation character alone)"
+                                   : "",
             pre.split_digits ? ", then each digit alone" : "", "\n");
   StrAppend(&out, "pattern:       ", EffectivePattern(pre), "\n");
   StrAppend(&out, "special tokens:");

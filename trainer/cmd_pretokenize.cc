@@ -2,7 +2,8 @@
 // that users can see why text is split the way it is.
 //
 // The input (FILE or stdin) is split as one text, as tokenmill's encode --whole does; special
-// tokens (--special-token) are cut out first, longest match first.
+// tokens (--special-token) are cut out first, longest match first, and the text between them
+// is prepared (normalization, the metaspace: text_prep.h) before it is split, as in training.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -16,6 +17,7 @@
 #include "pretokenize/pretokenizer.h"
 #include "pretokenize/presets.h"
 #include "pretokenize/special_tokens.h"
+#include "pretokenize/text_prep.h"
 
 namespace tokenmill::cli {
 namespace {
@@ -27,7 +29,9 @@ struct PretokenizeCommandOptions {
 
 constexpr char kDescription[] =
     "Prints the pieces that the pre-tokenizer splits FILE (or stdin) into, one piece a line.\n"
-    "The input is split as one text. Each piece is escaped so that it fits on one line:\n"
+    "The input is split as one text, prepared first as training prepares it (--normalize,\n"
+    "--strip-accents, --lowercase, BERT's normalizer with --preset bert, \u2581 for spaces\n"
+    "with --preset metaspace). Each piece is escaped so that it fits on one line:\n"
     "  \\\\ for a backslash, \\n \\r \\t for newline, carriage return and tab, \\xHH for any\n"
     "  other byte below 0x20, for 0x7F and for each byte that is not valid UTF-8; all other\n"
     "  characters (spaces and valid non-ASCII UTF-8 included) are printed as they are.\n"
@@ -92,6 +96,7 @@ int RunPretokenize(int argc, char** argv) {
                 kDescription);
   flags.AddChoice("preset", &options.pretokenizer.preset, PresetNames(),
                   "pre-tokenizer preset");
+  AddTextFlags(flags, &options.pretokenizer);
   flags.AddString("pattern", &options.pretokenizer.pattern,
                   "a custom pattern (any PCRE2 regex) instead of a preset");
   flags.AddStrings("special-token", &options.special_tokens,
@@ -109,7 +114,7 @@ int RunPretokenize(int argc, char** argv) {
     PrintError("pretokenize", "give at most one input file (or none to read stdin)");
     return kExitUsage;
   }
-  if (absl::Status s = ApplyPatternFlag(flags, &options.pretokenizer); !s.ok()) {
+  if (absl::Status s = FinishPreTokenizerFlags(flags, &options.pretokenizer); !s.ok()) {
     PrintError("pretokenize", s);
     return kExitUsage;
   }
@@ -119,6 +124,11 @@ int RunPretokenize(int argc, char** argv) {
     PrintError("pretokenize", StrCat(flags.WasSet("pattern") ? "--pattern: " : "--preset: ",
                                      Message(pretokenizer.status())));
     return kExitUsage;
+  }
+  absl::StatusOr<std::unique_ptr<TextPrep>> prep = TextPrep::Create(options.pretokenizer);
+  if (!prep.ok()) {
+    PrintError("pretokenize", prep.status());
+    return kExitFailure;
   }
   absl::StatusOr<std::unique_ptr<SpecialTokenMatcher>> specials =
       SpecialTokenMatcher::Create(options.special_tokens);
@@ -132,7 +142,7 @@ int RunPretokenize(int argc, char** argv) {
     PrintError("pretokenize", text.status());
     return kExitFailure;
   }
-  std::string out;
+  std::string out, prepared;
   auto flush_if_full = [&] {
     if (out.size() >= (1 << 20)) {
       std::fwrite(out.data(), 1, out.size(), stdout);
@@ -147,7 +157,7 @@ int RunPretokenize(int argc, char** argv) {
       flush_if_full();
       return;
     }
-    (*pretokenizer)->Split(segment, [&](std::string_view piece) {
+    (*pretokenizer)->Split((*prep)->Prepared(segment, prepared), [&](std::string_view piece) {
       AppendEscaped(piece, out);
       out.push_back('\n');
       flush_if_full();

@@ -17,6 +17,7 @@
 #include "model/model_stats.h"
 #include "model/tiktoken_file.h"
 #include "option_flags.h"
+#include "pretokenize/presets.h"
 #include "train/train_progress.h"
 
 namespace tokenmill::cli {
@@ -242,6 +243,7 @@ absl::Status ApplyAlgorithmDefaults(TrainCommandOptions& options, const FlagSet&
   t.unknown_token = "[UNK]";
   if (!flags.WasSet("preset") && !flags.WasSet("pattern")) {
     run.corpus.pretokenizer.preset = "bert";
+    ApplyPresetNormalizer(&run.corpus.pretokenizer);
   }
   if (run.corpus.special_tokens.empty() && options.bert_specials) {
     run.corpus.special_tokens = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
@@ -311,7 +313,7 @@ int RunTrain(int argc, char** argv) {
     std::fputs(flags.Help().c_str(), stdout);
     return kExitOk;
   }
-  if (absl::Status s = ApplyPatternFlag(flags, &options.run.corpus.pretokenizer); !s.ok()) {
+  if (absl::Status s = FinishPreTokenizerFlags(flags, &options.run.corpus.pretokenizer); !s.ok()) {
     PrintError("train", s);
     return kExitUsage;
   }

@@ -5,23 +5,38 @@
 #include "pretokenize/presets.h"
 
 namespace tokenmill::cli {
+namespace {
 
-void AddCorpusFlags(FlagSet& flags, CountCorpusOptions* options) {
-  flags.AddChoice("preset", &options->pretokenizer.preset, PresetNames(),
-                  "pre-tokenizer: how text is split into words before merging (metaspace: "
-                  "SentencePiece's; whitespace: Hugging Face's Whitespace, which drops spaces; "
-                  "none: each line is one word)");
-  flags.AddEnum("normalize", &options->pretokenizer.normalizer.form,
+constexpr char kPresetHelp[] =
+    "pre-tokenizer: how text is split into words before merging (metaspace: SentencePiece's; "
+    "whitespace: Hugging Face's Whitespace, which drops spaces; bert: BERT's, which drops "
+    "whitespace, puts each punctuation character alone and brings BERT's normalizer: control "
+    "characters dropped, whitespace as spaces, CJK ideographs spaced; none: each line is one "
+    "word)";
+
+}  // namespace
+
+void AddTextFlags(FlagSet& flags, PreTokenizerConfig* config) {
+  flags.AddEnum("normalize", &config->normalizer.form,
                 {{"none", NormalForm::kNone}, {"nfc", NormalForm::kNfc}, {"nfkc", NormalForm::kNfkc}},
                 "Unicode normalization of the text before it is split (ICU; the tokenizer "
                 "records it and encoding applies it)");
-  flags.AddBool("lowercase", &options->pretokenizer.normalizer.lowercase,
+  flags.AddBool("strip-accents", &config->normalizer.strip_accents,
+                "strip accents (after --normalize, before --lowercase): NFD, then every "
+                "nonspacing mark (Mn) goes, as Hugging Face's BertNormalizer's strip_accents "
+                "does; the text stays decomposed");
+  flags.AddBool("lowercase", &config->normalizer.lowercase,
                 "lowercase the text (after --normalize), as Hugging Face's Lowercase does");
-  flags.AddBool("split-digits", &options->pretokenizer.split_digits,
+  flags.AddBool("split-digits", &config->split_digits,
                 "after the pre-tokenizer, every digit (\\p{N}) is a word of its own (Llama, Qwen)");
-  flags.AddBool("metaspace-prefix", &options->pretokenizer.metaspace_prefix,
+  flags.AddBool("metaspace-prefix", &config->metaspace_prefix,
                 "--preset metaspace: put a \u2581 before each line that does not start with one "
                 "(SentencePiece's dummy prefix); =false for none");
+}
+
+void AddCorpusFlags(FlagSet& flags, CountCorpusOptions* options) {
+  flags.AddChoice("preset", &options->pretokenizer.preset, PresetNames(), kPresetHelp);
+  AddTextFlags(flags, &options->pretokenizer);
   flags.AddString("pattern", &options->pretokenizer.pattern,
                   "a custom pre-tokenizer pattern instead of a preset: any PCRE2 regex (run by "
                   "PCRE2 with JIT; see 'tokenmill pretokenize --help')");
@@ -55,12 +70,14 @@ void AddCorpusFlags(FlagSet& flags, CountCorpusOptions* options) {
                 "compressed inputs are handed to threads in batches of about this many bytes");
 }
 
-absl::Status ApplyPatternFlag(const FlagSet& flags, PreTokenizerConfig* config) {
-  if (!flags.WasSet("pattern")) return absl::OkStatus();
-  if (flags.WasSet("preset")) {
-    return absl::InvalidArgumentError("give --preset or --pattern, not both");
+absl::Status FinishPreTokenizerFlags(const FlagSet& flags, PreTokenizerConfig* config) {
+  if (flags.WasSet("pattern")) {
+    if (flags.WasSet("preset")) {
+      return absl::InvalidArgumentError("give --preset or --pattern, not both");
+    }
+    config->preset = "custom";
   }
-  config->preset = "custom";
+  ApplyPresetNormalizer(config);
   return absl::OkStatus();
 }
 

@@ -9,10 +9,14 @@
 namespace tokenmill::cli {
 
 void AddCorpusFlags(FlagSet& flags, CountCorpusOptions* options);
+// The flags of the text settings past the split (normalization, digits, the metaspace prefix),
+// which AddCorpusFlags adds too.
+void AddTextFlags(FlagSet& flags, PreTokenizerConfig* config);
 
-// After parsing: --pattern selects the custom pre-tokenizer (and conflicts with --preset), in
-// every command that has both flags (train, count, pretokenize).
-absl::Status ApplyPatternFlag(const FlagSet& flags, PreTokenizerConfig* config);
+// After parsing, in every command that has --preset and --pattern (train, count, pretokenize):
+// --pattern selects the custom pre-tokenizer (and conflicts with --preset), and the preset
+// brings its normalization steps (ApplyPresetNormalizer: --preset bert, BERT's normalizer).
+absl::Status FinishPreTokenizerFlags(const FlagSet& flags, PreTokenizerConfig* config);
 
 // The notes of a summary about what counting found, on stderr, as train and count print them:
 // invalid UTF-8 sequences and NUL bytes (counted as bytes), skipped records and the first one.

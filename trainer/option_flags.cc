@@ -51,7 +51,7 @@ std::string FlagOf(std::string_view option) {
 std::vector<std::string> OptionsOfFlag(std::string_view flag) {
   // --pattern sets the custom pre-tokenizer; the text settings are the pre-tokenizer's too.
   if (flag == "pattern" || flag == "normalize" || flag == "lowercase" ||
-      flag == "split-digits" || flag == "metaspace-prefix") {
+      flag == "strip-accents" || flag == "split-digits" || flag == "metaspace-prefix") {
     return {"pretokenizer"};
   }
   for (std::string_view option : kOptions) {

@@ -98,7 +98,8 @@ std::string EncodeHeader(const CountsFileHeader& h) {
                      t.nul_bytes, t.skipped_records}) {
     PutU64(out, v);
   }
-  // Version 2: the pre-tokenizer's settings past preset and pattern, when any is set.
+  // Version 2: the pre-tokenizer's settings past preset and pattern, when any is set (version 3:
+  // with tagged fields among them).
   if (!h.pretokenizer.SplitOnly()) PutString(out, EncodeTextSettings(h.pretokenizer));
   return out;
 }
@@ -209,8 +210,11 @@ std::string SerializeBody(const WordCounts& words) {
 
 absl::Status WriteCountsFile(const std::string& path, CountsFileHeader header,
                              const WordCounts& words, int threads) {
-  // Version 1 when nothing past preset and pattern is set: older tokenmills read those.
-  header.version = header.pretokenizer.SplitOnly() ? 1 : kCountsFormatVersion;
+  // Version 1 when nothing past preset and pattern is set, 2 when no tagged text setting is:
+  // older tokenmills read those (and would ignore tagged settings, so refuse version 3).
+  header.version = header.pretokenizer.SplitOnly()                  ? 1
+                   : !HasTaggedTextSettings(header.pretokenizer) ? 2
+                                                                    : kCountsFormatVersion;
   header.totals.words = words.total_words();
   header.totals.unique_words = words.unique_words();
   const std::string body = SerializeBody(words);

@@ -28,7 +28,8 @@
 
 namespace tokenmill {
 
-inline constexpr uint32_t kCountsFormatVersion = 2;
+// 1: preset and pattern; 2: the text settings past them; 3: tagged ones among those.
+inline constexpr uint32_t kCountsFormatVersion = 3;
 
 struct CountTotals {
   uint64_t files = 0;

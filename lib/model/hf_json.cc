@@ -165,6 +165,9 @@ absl::StatusOr<ParsedPreTokenizer> ParsePreTokenizer(simdjson::dom::element pre,
     } else if (step_type == "Whitespace") {
       split = "whitespace";
       config.preset = "whitespace";
+    } else if (step_type == "BertPreTokenizer") {
+      split = "bert";
+      config.preset = "bert";
     } else {
       return error(field + ".type", StrCat("is '", step_type, "', which tokenmill does not read"));
     }
@@ -173,7 +176,28 @@ absl::StatusOr<ParsedPreTokenizer> ParsePreTokenizer(simdjson::dom::element pre,
   return parsed;
 }
 
-// The normalizer: null, NFC, NFKC, Lowercase, or a Sequence of a form and Lowercase.
+// A BertNormalizer's fields into `config`; strip_accents null or absent follows lowercase, as in
+// Hugging Face.
+absl::Status ParseBertNormalizer(simdjson::dom::element step, std::string_view source,
+                                 NormalizerConfig& config) {
+  for (auto [name, field] : {std::pair<const char*, bool*>{"clean_text", &config.clean_text},
+                             {"handle_chinese_chars", &config.handle_chinese_chars},
+                             {"lowercase", &config.lowercase}}) {
+    if (step[name].get(*field)) {
+      return HfJsonFieldError(source, StrCat("normalizer.", name), "is missing or not a boolean");
+    }
+  }
+  config.strip_accents = config.lowercase;
+  if (simdjson::dom::element e; !step["strip_accents"].get(e) && !e.is_null()) {
+    if (e.get(config.strip_accents)) {
+      return HfJsonFieldError(source, "normalizer.strip_accents", "is not a boolean or null");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The normalizer: null, NFC, NFKC, Lowercase, BertNormalizer, or a Sequence of a form and
+// Lowercase or BertNormalizer.
 absl::StatusOr<NormalizerConfig> ParseNormalizer(simdjson::dom::element root,
                                                  std::string_view source) {
   NormalizerConfig config;
@@ -191,16 +215,22 @@ absl::StatusOr<NormalizerConfig> ParseNormalizer(simdjson::dom::element root,
   } else {
     steps.push_back(normalizer);
   }
+  bool last = false;  // a Lowercase or BertNormalizer was read: nothing may follow
   for (simdjson::dom::element step : steps) {
     if (step["type"].get(type)) return HfJsonFieldError(source, "normalizer.type", "is missing");
-    if ((type == "NFC" || type == "NFKC") && config.form == NormalForm::kNone && !config.lowercase) {
+    if ((type == "NFC" || type == "NFKC") && config.form == NormalForm::kNone && !last) {
       config.form = type == "NFC" ? NormalForm::kNfc : NormalForm::kNfkc;
-    } else if (type == "Lowercase" && !config.lowercase) {
+    } else if (type == "Lowercase" && !last) {
       config.lowercase = true;
+      last = true;
+    } else if (type == "BertNormalizer" && !last) {
+      TM_RETURN_IF_ERROR(ParseBertNormalizer(step, source, config));
+      last = true;
     } else {
-      return HfJsonFieldError(
-          source, "normalizer",
-          StrCat("has '", type, "' where tokenmill reads NFC or NFKC, then Lowercase"));
+      return HfJsonFieldError(source, "normalizer",
+                              StrCat("has '", type,
+                                     "' where tokenmill reads NFC or NFKC, then Lowercase or "
+                                     "BertNormalizer"));
     }
   }
   return config;

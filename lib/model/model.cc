@@ -13,10 +13,18 @@ std::string_view ModelTypeName(ModelType type) {
 }
 
 std::string HfNormalizer(const NormalizerConfig& config) {
+  auto flag = [](bool on) { return on ? "true" : "false"; };
   std::vector<std::string> parts;
   if (config.form == NormalForm::kNfc) parts.push_back(R"({"type":"NFC"})");
   if (config.form == NormalForm::kNfkc) parts.push_back(R"({"type":"NFKC"})");
-  if (config.lowercase) parts.push_back(R"({"type":"Lowercase"})");
+  if (config.bert()) {
+    parts.push_back(StrCat(R"({"type":"BertNormalizer","clean_text":)", flag(config.clean_text),
+                           R"(,"handle_chinese_chars":)", flag(config.handle_chinese_chars),
+                           R"(,"strip_accents":)", flag(config.strip_accents),
+                           R"(,"lowercase":)", flag(config.lowercase), "}"));
+  } else if (config.lowercase) {
+    parts.push_back(R"({"type":"Lowercase"})");
+  }
   if (parts.empty()) return "null";
   if (parts.size() == 1) return parts[0];
   return StrCat(R"({"type":"Sequence","normalizers":[)", parts[0], ",", parts[1], "]}");

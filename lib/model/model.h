@@ -35,7 +35,8 @@ enum class ModelType : uint8_t {
 // As tokenizer.json's "model.type" spells it ("BPE", "WordPiece").
 std::string_view ModelTypeName(ModelType type);
 
-// tokenizer.json's "normalizer" value for `config` ("null" for the identity).
+// tokenizer.json's "normalizer" value for `config` ("null" for the identity): the form (NFC,
+// NFKC), then Lowercase, or a BertNormalizer (with its lowercase) when a BERT step is on.
 std::string HfNormalizer(const NormalizerConfig& config);
 
 class PieceEncoder;

@@ -13,6 +13,7 @@
 #include "model/tiktoken_file.h"
 #include "model/wordpiece/wordpiece_encoder.h"
 #include "model/wordpiece/wordpiece_files.h"
+#include "pretokenize/presets.h"
 
 namespace tokenmill {
 namespace {
@@ -79,6 +80,7 @@ absl::StatusOr<ModelFormat> DetectModelFormat(const std::string& path) {
 
 PreTokenizerConfig BertTextSettings() {
   PreTokenizerConfig config("bert");
+  ApplyPresetNormalizer(&config);
   return config;
 }
 

@@ -38,6 +38,8 @@ std::vector<std::string> HfSplitParts(const PreTokenizerConfig& config) {
     parts.push_back(HfMetaspace(config));
   } else if (config.preset == "whitespace") {
     parts.push_back(R"({"type":"Whitespace"})");
+  } else if (config.preset == "bert") {
+    parts.push_back(R"({"type":"BertPreTokenizer"})");
   } else if (config.preset != "none") {
     std::string split = R"({"type":"Split","pattern":{"Regex":)";
     AppendJsonString(EffectivePattern(config), split);

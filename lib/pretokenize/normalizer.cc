@@ -4,6 +4,7 @@
 #include <unicode/casemap.h>
 #include <unicode/normalizer2.h>
 #include <unicode/stringpiece.h>
+#include <unicode/uchar.h>
 #include <unicode/utf8.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <cstdlib>
 
 #include "common/strings.h"
+#include "common/utf8.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -31,6 +33,9 @@
 // - ICU takes lengths as int32_t: longer texts go to it in pieces of at most kMaxIcuBytes, cut
 //   where the cut changes nothing (before an ASCII byte, or before a code point that has a
 //   normalization boundary before it; lowercasing, per code point, cuts before any lead byte).
+// - BERT's steps run one after another, each over the whole text into a per-thread buffer
+//   (clean_text and handle_chinese_chars share one pass): strip_accents needs ICU's NFD of the
+//   whole text before it can drop marks. ASCII needs no NFD, so all-ASCII text skips ICU there.
 
 namespace tokenmill {
 namespace {
@@ -156,6 +161,19 @@ size_t NormalizationCut(const icu::Normalizer2& form, std::string_view text) {
   return LeadByteAtOrBefore(text, kMaxIcuBytes);
 }
 
+// The normal form `form` of `text` (well-formed or not) appended to `out`.
+void AppendNormalForm(const icu::Normalizer2& form, std::string_view text, std::string& out) {
+  while (!text.empty()) {
+    const size_t piece = text.size() > kMaxIcuBytes ? NormalizationCut(form, text) : text.size();
+    UErrorCode status = U_ZERO_ERROR;
+    icu::StringByteSink<std::string> sink(&out);
+    form.normalizeUTF8(0, icu::StringPiece(text.data(), static_cast<int32_t>(piece)), sink,
+                       nullptr, status);
+    if (U_FAILURE(status)) IcuFailed("normalization", status);
+    text.remove_prefix(piece);
+  }
+}
+
 // How many bytes at the start of `text` are in every form and need no normalization: its
 // ASCII prefix, less the prefix's last byte when more text follows (a combining mark after it
 // could combine with it).
@@ -164,6 +182,79 @@ size_t PrefixInEveryForm(std::string_view text) {
       AsciiEnd(reinterpret_cast<const unsigned char*>(text.data()), text.size(), 0);
   if (ascii_end == text.size()) return ascii_end;
   return ascii_end == 0 ? 0 : ascii_end - 1;
+}
+
+// Hugging Face's is_chinese_char (normalizers/bert.rs), range for range.
+bool IsBertChineseChar(UChar32 c) {
+  return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
+         (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||
+         (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
+         (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+}
+
+// Hugging Face's is_control for a code point past ASCII: Cc, Cf or Co.
+bool IsBertControl(UChar32 c) {
+  return (U_GET_GC_MASK(c) & (U_GC_CC_MASK | U_GC_CF_MASK | U_GC_CO_MASK)) != 0;
+}
+
+// BertNormalizer's clean_text and handle_chinese_chars (as `clean` and `chinese` say) in one
+// pass: each takes one code point and gives zero or more, so doing both per code point is doing
+// one after the other. Invalid bytes are copied.
+void AppendCleanedText(std::string_view text, bool clean, bool chinese, std::string& out) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  out.reserve(out.size() + n);
+  for (size_t i = 0; i < n;) {
+    if (s[i] < 0x80) {  // ASCII: only controls change ("\t", "\n", "\r" are whitespace)
+      const unsigned char b = s[i++];
+      if (clean && (b < 0x20 || b == 0x7F)) {
+        if (b == '\t' || b == '\n' || b == '\r') out.push_back(' ');
+      } else {
+        out.push_back(static_cast<char>(b));
+      }
+      continue;
+    }
+    const CodePoint c = DecodeCodePoint(s, n, i);
+    const std::string_view bytes = text.substr(i, c.len);
+    i += c.len;
+    if (c.cp < 0) {
+      out.append(bytes);
+      continue;
+    }
+    if (clean) {
+      if (c.cp == 0xFFFD || IsBertControl(c.cp)) continue;
+      if (u_isUWhiteSpace(c.cp)) {
+        out.push_back(' ');
+        continue;
+      }
+    }
+    if (chinese && IsBertChineseChar(c.cp)) {
+      out.push_back(' ');
+      out.append(bytes);
+      out.push_back(' ');
+      continue;
+    }
+    out.append(bytes);
+  }
+}
+
+// `text` without its nonspacing marks (Mn); invalid bytes are copied.
+void AppendWithoutMarks(std::string_view text, std::string& out) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  out.reserve(out.size() + n);
+  size_t kept = 0;  // start of the bytes not yet copied
+  for (size_t i = 0; i < n;) {
+    i = AsciiEnd(s, n, i);
+    if (i == n) break;
+    const CodePoint c = DecodeCodePoint(s, n, i);
+    if (c.cp >= 0 && (U_GET_GC_MASK(c.cp) & U_GC_MN_MASK) != 0) {
+      out.append(text.substr(kept, i - kept));
+      kept = i + c.len;
+    }
+    i += c.len;
+  }
+  out.append(text.substr(kept));
 }
 
 }  // namespace
@@ -189,22 +280,72 @@ absl::StatusOr<std::unique_ptr<Normalizer>> Normalizer::Create(const NormalizerC
                                               u_errorName(status)));
     }
   }
-  return std::unique_ptr<Normalizer>(new Normalizer(config, form));
+  const icu::Normalizer2* nfd = nullptr;
+  if (config.strip_accents) {
+    UErrorCode status = U_ZERO_ERROR;
+    nfd = icu::Normalizer2::getNFDInstance(status);
+    if (U_FAILURE(status) || nfd == nullptr) {
+      return absl::InternalError(
+          StrCat("ICU cannot give NFD (for strip_accents): ", u_errorName(status)));
+    }
+  }
+  return std::unique_ptr<Normalizer>(new Normalizer(config, form, nfd));
 }
 
-void Normalizer::AppendNormalForm(std::string_view text, std::string& out) const {
-  while (!text.empty()) {
-    const size_t piece = text.size() > kMaxIcuBytes ? NormalizationCut(*form_, text) : text.size();
-    UErrorCode status = U_ZERO_ERROR;
-    icu::StringByteSink<std::string> sink(&out);
-    form_->normalizeUTF8(0, icu::StringPiece(text.data(), static_cast<int32_t>(piece)), sink,
-                         nullptr, status);
-    if (U_FAILURE(status)) IcuFailed("normalization", status);
-    text.remove_prefix(piece);
+void Normalizer::NormalizeWithBertSteps(std::string_view text, std::string& out) const {
+  const NormalizerConfig& c = config_;
+  const bool form = form_ != nullptr, clean = c.clean_text || c.handle_chinese_chars;
+  thread_local std::string buffers[2];
+  int next = 0;
+  // Runs one step on `text`: into `out` when it is the last, else into the next buffer, which
+  // `text` then views.
+  auto step = [&](bool last, auto&& append) {
+    if (last) {
+      append(text, out);
+      return;
+    }
+    std::string& into = buffers[next];
+    next ^= 1;
+    into.clear();
+    append(text, into);
+    text = into;
+  };
+  if (form) {
+    step(!clean && !c.strip_accents && !c.lowercase, [&](std::string_view t, std::string& o) {
+      const size_t prefix = PrefixInEveryForm(t);
+      o.append(t.substr(0, prefix));
+      AppendNormalForm(*form_, t.substr(prefix), o);
+    });
+  }
+  if (clean) {
+    step(!c.strip_accents && !c.lowercase, [&](std::string_view t, std::string& o) {
+      AppendCleanedText(t, c.clean_text, c.handle_chinese_chars, o);
+    });
+  }
+  if (c.strip_accents) {
+    step(!c.lowercase, [&](std::string_view t, std::string& o) {
+      if (AsciiEnd(reinterpret_cast<const unsigned char*>(t.data()), t.size(), 0) == t.size()) {
+        o.append(t);
+        return;
+      }
+      thread_local std::string decomposed;
+      decomposed.clear();
+      AppendNormalForm(*nfd_, t, decomposed);
+      AppendWithoutMarks(decomposed, o);
+      if (decomposed.capacity() > (size_t{64} << 20)) std::string().swap(decomposed);
+    });
+  }
+  if (c.lowercase) step(true, [](std::string_view t, std::string& o) { AppendLowercase(t, o); });
+  for (std::string& buffer : buffers) {
+    if (buffer.capacity() > (size_t{64} << 20)) std::string().swap(buffer);
   }
 }
 
 void Normalizer::Normalize(std::string_view text, std::string& out) const {
+  if (config_.bert()) {
+    NormalizeWithBertSteps(text, out);
+    return;
+  }
   if (form_ == nullptr) {
     if (config_.lowercase) {
       AppendLowercase(text, out);
@@ -216,14 +357,14 @@ void Normalizer::Normalize(std::string_view text, std::string& out) const {
   const size_t prefix = PrefixInEveryForm(text);
   if (!config_.lowercase) {
     out.append(text.substr(0, prefix));
-    AppendNormalForm(text.substr(prefix), out);
+    AppendNormalForm(*form_, text.substr(prefix), out);
     return;
   }
   AppendLowercase(text.substr(0, prefix), out);
   if (prefix == text.size()) return;
   thread_local std::string normalized;
   normalized.clear();
-  AppendNormalForm(text.substr(prefix), normalized);
+  AppendNormalForm(*form_, text.substr(prefix), normalized);
   AppendLowercase(normalized, out);
   if (normalized.capacity() > (size_t{64} << 20)) std::string().swap(normalized);
 }

@@ -18,6 +18,12 @@ std::string PresetNameList() {
   return list;
 }
 
+void ApplyPresetNormalizer(PreTokenizerConfig* config) {
+  if (config->preset != "bert") return;
+  config->normalizer.clean_text = true;
+  config->normalizer.handle_chinese_chars = true;
+}
+
 std::string EffectivePattern(const PreTokenizerConfig& config) {
   if (config.preset == "custom") return config.pattern;
   for (const PreTokenizerPreset& p : kSplitModes) {

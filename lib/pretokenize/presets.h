@@ -42,6 +42,7 @@ inline constexpr PreTokenizerPreset kSplitModes[] = {
     {"metaspace", "", "SentencePiece: spaces become \u2581, which starts each piece"},
     {"whitespace", R"(\w+|[^\w\s]+)",
      "Hugging Face's Whitespace: word runs and other runs, whitespace dropped"},
+    {"bert", "", "BERT's: whitespace dropped, each punctuation character alone"},
     {"none", "", "no split: each text (a line) is one piece"},
 };
 inline bool IsSplitMode(std::string_view name) {
@@ -51,9 +52,16 @@ inline bool IsSplitMode(std::string_view name) {
   return false;
 }
 
+struct PreTokenizerConfig;
+// Turns on the normalization steps that config->preset comes with: "bert" brings BERT's
+// clean_text and handle_chinese_chars (pretokenizer_config.h); lowercasing and strip_accents
+// stay the caller's to choose. Other presets bring none.
+void ApplyPresetNormalizer(PreTokenizerConfig* config);
+
 // The presets' names in list order, then the split modes', for flags, help texts and errors.
 std::vector<std::string> PresetNames();
-// The same joined with ", " (e.g. "gpt2, cl100k, o200k, qwen2, metaspace, whitespace, none").
+// The same joined with ", " (e.g. "gpt2, cl100k, o200k, qwen2, metaspace, whitespace, bert,
+// none").
 std::string PresetNameList();
 
 // The pattern of preset `name`, or an empty view if there is no such preset.

@@ -23,6 +23,7 @@ std::unique_ptr<PreTokenizer> MakePresetScanner(std::string_view preset) {
 absl::StatusOr<std::unique_ptr<PreTokenizer>> CreateSplit(const PreTokenizerConfig& config) {
   if (config.preset == "metaspace") return MakeMetaspaceSplitter();
   if (config.preset == "whitespace") return MakeWhitespaceSplitter();
+  if (config.preset == "bert") return MakeBertSplitter();
   if (config.preset == "none") return MakeNoSplitter();
   if (config.preset == "custom") {
     if (config.pattern.empty()) return absl::InvalidArgumentError("the custom pattern is empty");

@@ -21,17 +21,30 @@ std::string_view NormalFormName(NormalForm form);
 // The form named `name` (one of NormalFormName's); false when there is none.
 bool ParseNormalForm(std::string_view name, NormalForm* form);
 
-// What normalization does to text before it is split: the normal form, then lowercasing
-// (Hugging Face's Sequence[NFKC, Lowercase] order).
+// What normalization does to text before it is split, in this order: the normal form, then
+// BERT's steps (Hugging Face's BertNormalizer, in its order), then lowercasing: Hugging Face's
+// Sequence[NFKC, Lowercase], or Sequence[NFKC, BertNormalizer] when a BERT step is on
+// (normalizer.h says what each step does).
+// (The fields are not in that order: {form, lowercase} initializers predate the BERT steps.)
 struct NormalizerConfig {
   NormalForm form = NormalForm::kNone;
   bool lowercase = false;
-  bool identity() const { return form == NormalForm::kNone && !lowercase; }
+  // BertNormalizer's clean_text: NUL, U+FFFD and control characters go, whitespace becomes ' '.
+  bool clean_text = false;
+  // BertNormalizer's handle_chinese_chars: a space on either side of each CJK ideograph.
+  bool handle_chinese_chars = false;
+  // BertNormalizer's strip_accents: canonical decomposition (NFD), then every nonspacing mark
+  // (Mn) goes; the text stays decomposed.
+  bool strip_accents = false;
+  // Whether a step of BertNormalizer's own (not lowercasing, which both normalizers have) is on.
+  bool bert() const { return clean_text || handle_chinese_chars || strip_accents; }
+  bool identity() const { return form == NormalForm::kNone && !bert() && !lowercase; }
   bool operator==(const NormalizerConfig&) const = default;
 };
 
 // `preset` is one of the names of kPreTokenizerPresets (presets.h), or "custom" with `pattern`
-// set, or one of the splits of kSplitModes (presets.h: "metaspace", "whitespace", "none").
+// set, or one of the splits of kSplitModes (presets.h: "metaspace", "whitespace", "bert",
+// "none").
 struct PreTokenizerConfig {
   PreTokenizerConfig() = default;
   // A split alone (the other settings at their defaults).

@@ -1,5 +1,10 @@
 #include "pretokenize/split_modes.h"
 
+#include <unicode/uchar.h>
+
+#include <array>
+
+#include "common/utf8.h"
 #include "pretokenize/custom_pattern.h"
 #include "pretokenize/text_prep.h"
 #include "pretokenize/unicode_classes.h"
@@ -78,6 +83,49 @@ class WhitespaceSplitter final : public PreTokenizer {
   std::unique_ptr<PreTokenizer> pattern_;
 };
 
+enum class BertKind : uint8_t { kWord, kSpace, kPunctuation };
+
+constexpr std::array<BertKind, 128> kAsciiBertKind = [] {
+  std::array<BertKind, 128> kinds{};
+  for (int b = 0; b < 128; ++b) {
+    const bool space = b == ' ' || (b >= '\t' && b <= '\r');
+    const bool alnum = (b >= '0' && b <= '9') || (b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z');
+    kinds[b] = space ? BertKind::kSpace
+               : (b > ' ' && b < 0x7F && !alnum) ? BertKind::kPunctuation
+                                                 : BertKind::kWord;
+  }
+  return kinds;
+}();
+
+// An invalid byte (cp < 0) is a piece alone, as punctuation is.
+BertKind BertKindOf(int32_t cp) {
+  if (cp < 0) return BertKind::kPunctuation;
+  if (cp < 0x80) return kAsciiBertKind[cp];
+  if (u_isUWhiteSpace(cp)) return BertKind::kSpace;
+  return (U_GET_GC_MASK(cp) & U_GC_P_MASK) != 0 ? BertKind::kPunctuation : BertKind::kWord;
+}
+
+class BertSplitter final : public PreTokenizer {
+ public:
+  void Split(std::string_view text,
+             absl::FunctionRef<void(std::string_view piece)> on_piece) const override {
+    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    const size_t n = text.size();
+    size_t start = 0;  // where the current run of word characters began
+    for (size_t i = 0; i < n;) {
+      const CodePoint c = DecodeCodePoint(s, n, i);
+      const BertKind kind = BertKindOf(c.cp);
+      if (kind != BertKind::kWord) {
+        if (i > start) on_piece(text.substr(start, i - start));
+        if (kind == BertKind::kPunctuation) on_piece(text.substr(i, c.len));
+        start = i + c.len;
+      }
+      i += c.len;
+    }
+    if (n > start) on_piece(text.substr(start));
+  }
+};
+
 class DigitSplitter final : public PreTokenizer {
  public:
   explicit DigitSplitter(std::unique_ptr<PreTokenizer> inner) : inner_(std::move(inner)) {}
@@ -109,6 +157,8 @@ class DigitSplitter final : public PreTokenizer {
 std::unique_ptr<PreTokenizer> MakeMetaspaceSplitter() {
   return std::make_unique<MetaspaceSplitter>();
 }
+
+std::unique_ptr<PreTokenizer> MakeBertSplitter() { return std::make_unique<BertSplitter>(); }
 
 std::unique_ptr<PreTokenizer> MakeNoSplitter() { return std::make_unique<NoSplitter>(); }
 

@@ -16,15 +16,15 @@ namespace tokenmill::fuzz {
 // == text (encoder.h's contract) for `text`; a vocabulary that lacks some bytes (a --hf-compat
 // one) may instead refuse text holding one (UnknownBytes::kError, naming the byte) or drop such
 // bytes and nothing else (kDrop). Models whose encoding changes the text (character units
-// without byte fallback, normalization, the metaspace and whitespace splits, word-boundary
-// markers) must encode (or refuse a character they have no token for) and decode what they
+// without byte fallback, normalization, the metaspace, whitespace and bert splits,
+// word-boundary markers) must encode (or refuse a character they have no token for) and decode what they
 // encoded.
 inline void CheckLoadedModel(const BpeModel& model, std::string_view text) {
   if (!model.Validate().ok()) Fail("a loaded model does not validate");
   const PreTokenizerConfig& pre = model.pretokenizer;
   const bool lossless = pre.normalizer.identity() && pre.preset != "metaspace" &&
-                        pre.preset != "whitespace" && model.subword_prefix.empty() &&
-                        model.word_suffix.empty() &&
+                        pre.preset != "whitespace" && pre.preset != "bert" &&
+                        model.subword_prefix.empty() && model.word_suffix.empty() &&
                         (model.unit_kind == UnitKind::kByte || !model.byte_fallback.empty());
   for (UnknownBytes unknown : {UnknownBytes::kError, UnknownBytes::kDrop}) {
     EncoderOptions options;
