@@ -20,7 +20,12 @@
 #      (scripts/hf_bert_pieces.cjs) on the slices and on random Unicode text, and on every code
 #      point alone differs exactly where tests/data/bert_hf_differences.txt says (characters
 #      newer than Hugging Face's Unicode tables); tokenizer.json files trained with --preset bert
-#      (char and byte level) encode to the same ids in Hugging Face.
+#      (char and byte level) encode to the same ids in Hugging Face;
+#   8. WordPiece (issue 21, scripts/hf_wordpiece_parity.sh on 2 MB slices): `--algorithm
+#      wordpiece --wordpiece-score frequency --hf-compat` with --hf-symbol-order equals Hugging
+#      Face's default WordPieceTrainer's vocabulary, ids included (brown, linux_docs); Hugging Face
+#      encodes with tokenmill's likelihood-trained tokenizer.json and vocab.txt to the same ids
+#      (brown, linux_docs, poetry).
 # Slices: the bundled sample, and the first few MB of brown, linux_docs and poetry from
 # ../shared/corpora (missing corpora fail the run: CI has them).
 #
@@ -274,5 +279,8 @@ for tokenizer in bert_char bert_byte; do
     same_ids "Hugging Face encodes tokenmill's $tokenizer.json: $text" "$tmp/expected" "$tmp/actual"
   done
 done
+# 8: WordPiece.
+bash "$root/scripts/hf_wordpiece_parity.sh" --tokenmill "$tm" --bytes 2000000 |
+  grep -v '^hf_wordpiece_parity.sh:' || status=1
 if ((status == 0)); then echo "ci_parity.sh: every check equals the peers"; else echo "ci_parity.sh: DIFFERENCES (above)"; fi
 exit "$status"

@@ -41,7 +41,9 @@ trap 'rm -rf "$work"' EXIT
 status=0
 slice() {  # slice CORPUS OUT: the corpus, or its first $bytes bytes' whole lines
   if ((bytes > 0)); then
-    zstd -qdc "$root/../shared/corpora/$1.txt.zst" | head -c "$bytes" | sed '$d' > "$2"
+    # zstd ends on SIGPIPE when head has its bytes.
+    { zstd -qdc "$root/../shared/corpora/$1.txt.zst" 2>/dev/null || true; } | head -c "$bytes" |
+      sed '$d' > "$2"
   else
     zstd -qdc "$root/../shared/corpora/$1.txt.zst" > "$2"
   fi
@@ -56,8 +58,8 @@ PY
 }
 for corpus in $train_corpora; do
   slice "$corpus" "$work/$corpus.txt"
-  node "$hf" train "$work/$corpus.txt" "$work/hf1.json" 2>/dev/null
-  node "$hf" train "$work/$corpus.txt" "$work/hf2.json" 2>/dev/null
+  node "$hf" train "$work/$corpus.txt" "$work/hf1.json" >/dev/null 2>&1
+  node "$hf" train "$work/$corpus.txt" "$work/hf2.json" >/dev/null 2>&1
   flags=(train --algorithm wordpiece --wordpiece-score frequency --hf-compat --bert-specials=false
          --lowercase --strip-accents --vocab-size 30000 --checkpoint=none --quiet)
   "$tm" "${flags[@]}" --hf-symbol-order "$work/hf1.json" --output "$work/tm_pinned.json" "$work/$corpus.txt"
@@ -85,7 +87,7 @@ for corpus in $encode_corpora; do
   [[ -f "$work/$corpus.txt" ]] || slice "$corpus" "$work/$corpus.txt"
   "$tm" train --algorithm wordpiece --vocab-size 30000 --checkpoint=none --quiet \
     --output "$work/wp.json" "$work/$corpus.txt"
-  "$tm" convert "$work/wp.json" "$work/wp_vocab.txt" 2>/dev/null
+  "$tm" convert --force "$work/wp.json" "$work/wp_vocab.txt" 2>/dev/null
   "$tm" encode --tokenizer "$work/wp.json" "$work/$corpus.txt" > "$work/tm.ids"
   node "$hf" encode "$work/wp.json" "$work/$corpus.txt" > "$work/hf.ids"
   same_ids "HF encodes $corpus with tokenmill's likelihood tokenizer.json" "$work/hf.ids" "$work/tm.ids"
