@@ -5,9 +5,9 @@
 #include "pretokenize/special_tokens.h"
 
 #include <hs/hs.h>
+#include <tbb/enumerable_thread_specific.h>
 
 #include <algorithm>
-#include <mutex>
 #include <climits>
 
 #include "common/strings.h"
@@ -30,7 +30,7 @@ class HyperscanSpecialTokenMatcher final : public SpecialTokenMatcher {
   }
 
   ~HyperscanSpecialTokenMatcher() override {
-    for (hs_scratch_t* s : pool_) hs_free_scratch(s);
+    scratch_.clear();  // frees the threads' clones before the prototype
     hs_free_scratch(prototype_);
     hs_free_database(database_);
   }
@@ -57,7 +57,7 @@ class HyperscanSpecialTokenMatcher final : public SpecialTokenMatcher {
   std::vector<Occurrence> FindAll(std::string_view text) const {
     std::vector<Occurrence> found;
     if (database_ == nullptr || text.empty()) return found;
-    hs_scratch_t* scratch = TakeScratch();
+    hs_scratch_t* scratch = LocalScratch();
     struct Context {
       const HyperscanSpecialTokenMatcher* self;
       std::vector<Occurrence>* found;
@@ -85,37 +85,32 @@ class HyperscanSpecialTokenMatcher final : public SpecialTokenMatcher {
       keep_after = base + length;
       base = keep_after - std::min(keep_after, max_length_ - 1);
     }
-    ReturnScratch(scratch);
     return found;
   }
 
-  hs_scratch_t* TakeScratch() const {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (!pool_.empty()) {
-        hs_scratch_t* s = pool_.back();
-        pool_.pop_back();
-        return s;
-      }
-    }
-    hs_scratch_t* s = nullptr;
-    hs_clone_scratch(prototype_, &s);
-    return s;
-  }
-
-  void ReturnScratch(hs_scratch_t* s) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    pool_.push_back(s);
+  // This thread's clone of the prototype scratch, made on its first scan. Per thread, not a
+  // pool under a lock: a scan per text (a line) made the lock the bottleneck. (An absl::Mutex
+  // runs Debian's deadlock detection on every lock: 22% of a linux_docs count with special
+  // tokens; a std::mutex made two threads wait on each other in futex calls: 20%.)
+  hs_scratch_t* LocalScratch() const {
+    Scratch& local = scratch_.local();
+    if (local.scratch == nullptr) hs_clone_scratch(prototype_, &local.scratch);
+    return local.scratch;
   }
 
   hs_database_t* database_;  // null when there are no tokens
   hs_scratch_t* prototype_;
   size_t max_length_ = 0;
-  // std::mutex, not absl::Mutex: Debian's Abseil checks every absl::Mutex acquisition for
-  // deadlock cycles, which took a fifth of counting's time (linux_docs with special tokens,
-  // perf: Mutex::Lock, GetGraphId, DeadlockCheck); the pool is taken once per text.
-  mutable std::mutex mutex_;
-  mutable std::vector<hs_scratch_t*> pool_;
+  struct Scratch {
+    hs_scratch_t* scratch = nullptr;
+    Scratch() = default;
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+    ~Scratch() {
+      if (scratch != nullptr) hs_free_scratch(scratch);
+    }
+  };
+  mutable tbb::enumerable_thread_specific<Scratch> scratch_;
 };
 
 }  // namespace
