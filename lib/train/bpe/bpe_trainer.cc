@@ -229,7 +229,10 @@ absl::Status StartScoring(BpeState& state) {
     for (size_t t = 0; t < vocab; ++t) counts[t] += p[t];
   }
   state.lone_symbol_counts = {};
-  return state.scored->Fill(std::move(counts), [&](auto&& f) { state.pairs.ForEach(f); });
+  TM_RETURN_IF_ERROR(
+      state.scored->Fill(std::move(counts), [&](auto&& f) { state.pairs.ForEach(f); }));
+  state.scored->Compact(state.pairs);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<TrainResult> Run(BpeState& state, WordSource& source) {

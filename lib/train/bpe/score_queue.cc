@@ -1,6 +1,7 @@
 #include "train/bpe/score_queue.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tokenmill {
 
@@ -30,11 +31,34 @@ bool ScoreQueue::After(const Entry& x, const Entry& y) const {
   return tokens_[PairRight(y.pair)] < tokens_[PairRight(x.pair)];
 }
 
+size_t ScoreQueue::BucketOf(double value) {
+  // Scores are at most 1 (count(ab) <= count(a), count(b)). Rounded up a little, so that the
+  // bucket's upper edge is above the exact score.
+  const double octaves = -std::log2(value * (1 + 1e-9));
+  if (!(octaves > 0)) return 0;
+  return std::min<size_t>(kBuckets - 1, static_cast<size_t>(octaves * kBucketsPerOctave));
+}
+
+double ScoreQueue::UpperEdge(size_t bucket) {
+  return std::exp2(-static_cast<double>(bucket) / kBucketsPerOctave);
+}
+
 void ScoreQueue::PushEntry(const Entry& e) {
   heap_.push_back(e);
   std::push_heap(heap_.begin(), heap_.end(),
                  [this](const Entry& x, const Entry& y) { return After(x, y); });
   ++pushes_;
+}
+
+void ScoreQueue::Place(const Entry& e) {
+  if (e.value >= heap_floor_) {
+    PushEntry(e);
+    return;
+  }
+  const size_t b = BucketOf(e.value);
+  parked_[b].push_back(e.pair);
+  ++num_parked_;
+  top_bucket_ = std::min(top_bucket_, b);
 }
 
 void ScoreQueue::AddPairOf(TokenId t, PairKey key) {
@@ -47,7 +71,7 @@ void ScoreQueue::Push(PairKey key, uint64_t count, bool appeared) {
     AddPairOf(PairLeft(key), key);
     if (PairRight(key) != PairLeft(key)) AddPairOf(PairRight(key), key);
   }
-  if (count >= min_count_) PushEntry(Scored(key, count));
+  if (count >= min_count_) Place(Scored(key, count));
 }
 
 void ScoreQueue::CountMerge(TokenId a, TokenId b, TokenId t, uint64_t replaced) {
@@ -62,14 +86,14 @@ void ScoreQueue::Rescore(const PairIndex& pairs, TokenId t) {
   if (t >= pairs_of_.size()) return;
   std::vector<PairKey>& list = pairs_of_[t];
   // Dead pairs leave the list here. A pair that dies and appears again before that is listed
-  // twice and pushed twice: rare, and harmless (sorting the lists to drop repeats took 30% of
+  // twice and placed twice: rare, and harmless (sorting the lists to drop repeats took 30% of
   // the merge loop).
   size_t kept = 0;
   for (PairKey key : list) {
     const uint64_t count = pairs.count(key);
     if (count == 0) continue;
     list[kept++] = key;
-    if (count >= min_count_) PushEntry(Scored(key, count));
+    if (count >= min_count_) Place(Scored(key, count));
   }
   list.resize(kept);
 }
@@ -77,42 +101,73 @@ void ScoreQueue::Rescore(const PairIndex& pairs, TokenId t) {
 void ScoreQueue::RescoreMerged(const PairIndex& pairs) {
   Rescore(pairs, merged_a_);
   if (merged_b_ != merged_a_) Rescore(pairs, merged_b_);
-  if (heap_.size() > compact_at_) Compact(pairs);
+  if (heap_.size() + num_parked_ > compact_at_) Compact(pairs);
 }
 
 void ScoreQueue::Compact(const PairIndex& pairs) {
-  std::vector<PairKey> keys;
-  keys.reserve(heap_.size());
-  for (const Entry& e : heap_) keys.push_back(e.pair);
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  // Every candidate pair once, scored now: a pass over the pair table, not a sort of the
+  // entries (sorting them to drop repeats took a tenth of a linux_docs run). The heap takes
+  // the pairs within an octave of the best; the others are parked.
+  std::vector<Entry> all;
+  double best = 0;
+  pairs.ForEach([&](PairKey key, uint64_t count) {
+    if (count < min_count_) return;
+    all.push_back(Scored(key, count));
+    best = std::max(best, all.back().value);
+  });
   heap_.clear();
-  for (PairKey key : keys) {
-    const uint64_t count = pairs.count(key);
-    if (count >= min_count_) heap_.push_back(Scored(key, count));
+  for (std::vector<PairKey>& bucket : parked_) bucket.clear();
+  num_parked_ = 0;
+  top_bucket_ = kBuckets;
+  heap_floor_ = best / 2;
+  for (const Entry& e : all) {
+    if (e.value >= heap_floor_) {
+      heap_.push_back(e);
+    } else {
+      Place(e);
+    }
   }
   std::make_heap(heap_.begin(), heap_.end(),
                  [this](const Entry& x, const Entry& y) { return After(x, y); });
-  compact_at_ = std::max<size_t>(size_t{1} << 20, 4 * heap_.size());
+  compact_at_ = std::max<size_t>(size_t{1} << 16, 2 * all.size());
+}
+
+void ScoreQueue::Unpark(const PairIndex& pairs) {
+  // While the best parked bucket might hold a pair scoring at least the heap's best entry,
+  // its pairs go to the heap, scored now (dead and repeated ones are dropped there).
+  while (top_bucket_ < kBuckets &&
+         (heap_.empty() || UpperEdge(top_bucket_) * (1 + 1e-9) >= heap_.front().value)) {
+    std::vector<PairKey> bucket;
+    bucket.swap(parked_[top_bucket_]);
+    num_parked_ -= bucket.size();
+    for (PairKey key : bucket) {
+      const uint64_t count = pairs.count(key);
+      if (count >= min_count_) PushEntry(Scored(key, count));
+    }
+    while (top_bucket_ < kBuckets && parked_[top_bucket_].empty()) ++top_bucket_;
+  }
 }
 
 bool ScoreQueue::PopBest(const PairIndex& pairs, PairKey* best) {
   auto after = [this](const Entry& x, const Entry& y) { return After(x, y); };
-  while (!heap_.empty()) {
+  while (true) {
+    Unpark(pairs);
+    if (heap_.empty()) return false;
     std::pop_heap(heap_.begin(), heap_.end(), after);
     const Entry top = heap_.back();
     heap_.pop_back();
     ++pops_;
     const uint64_t count = pairs.count(top.pair);
-    if (count < min_count_) continue;  // gone, or too rare (pushed again if it rises)
+    if (count < min_count_) continue;  // gone, or too rare (placed again if it rises)
     if (count == top.count && counts_[PairLeft(top.pair)] == top.left &&
         counts_[PairRight(top.pair)] == top.right) {
+      // Exact: every heap entry is at most this, every parked pair below the heap's best.
       *best = top.pair;
+      heap_floor_ = top.value / 2;
       return true;
     }
     PushEntry(Scored(top.pair, count));
   }
-  return false;
 }
 
 }  // namespace tokenmill
