@@ -1,7 +1,7 @@
 #include "train/bpe/score_queue.h"
 
 #include <algorithm>
-#include <cmath>
+#include <bit>
 
 namespace tokenmill {
 
@@ -31,16 +31,27 @@ bool ScoreQueue::After(const Entry& x, const Entry& y) const {
   return tokens_[PairRight(y.pair)] < tokens_[PairRight(x.pair)];
 }
 
+namespace {
+
+// A positive double's sign, exponent and first three mantissa bits: increasing with the value,
+// 8 steps an octave.
+uint64_t Coarse(double value) { return std::bit_cast<uint64_t>(value) >> 49; }
+
+}  // namespace
+
 size_t ScoreQueue::BucketOf(double value) {
   // Scores are at most 1 (count(ab) <= count(a), count(b)). Rounded up a little, so that the
   // bucket's upper edge is above the exact score.
-  const double octaves = -std::log2(value * (1 + 1e-9));
-  if (!(octaves > 0)) return 0;
-  return std::min<size_t>(kBuckets - 1, static_cast<size_t>(octaves * kBucketsPerOctave));
+  static const uint64_t kOne = Coarse(1.0);
+  const uint64_t coarse = Coarse(value * (1 + 1e-12));
+  if (coarse >= kOne) return 0;
+  return std::min<size_t>(kBuckets - 1, kOne - coarse);
 }
 
 double ScoreQueue::UpperEdge(size_t bucket) {
-  return std::exp2(-static_cast<double>(bucket) / kBucketsPerOctave);
+  // The least double above every value of the bucket (bucket 0: scores up to 1 and a little).
+  static const uint64_t kOne = Coarse(1.0);
+  return std::bit_cast<double>((kOne - bucket + 1) << 49);
 }
 
 void ScoreQueue::PushEntry(const Entry& e) {
@@ -136,7 +147,7 @@ void ScoreQueue::Unpark(const PairIndex& pairs) {
   // While the best parked bucket might hold a pair scoring at least the heap's best entry,
   // its pairs go to the heap, scored now (dead and repeated ones are dropped there).
   while (top_bucket_ < kBuckets &&
-         (heap_.empty() || UpperEdge(top_bucket_) * (1 + 1e-9) >= heap_.front().value)) {
+         (heap_.empty() || UpperEdge(top_bucket_) >= heap_.front().value)) {
     std::vector<PairKey> bucket;
     bucket.swap(parked_[top_bucket_]);
     num_parked_ -= bucket.size();

@@ -107,8 +107,8 @@ class ScoreQueue {
   TokenId merged_a_ = 0, merged_b_ = 0;
   std::vector<Entry> heap_;
   // Pairs scoring well below the best wait outside the heap, by score: parked_[k] holds pairs
-  // of score at most UpperEdge(k) = 2^(-k / kBucketsPerOctave) (when parked; a score that
-  // rises places the pair again). A pair is parked when it scores below heap_floor_ (half the
+  // of score below UpperEdge(k) (when parked; a score that rises places the pair again), the
+  // buckets an eighth of an octave each (a double's exponent and first 3 mantissa bits). A pair is parked when it scores below heap_floor_ (half the
   // last best), and unparked when its bucket could reach the heap's best.
   static constexpr size_t kBucketsPerOctave = 8;
   static constexpr size_t kBuckets = 64 * kBucketsPerOctave;
