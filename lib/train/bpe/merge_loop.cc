@@ -23,6 +23,8 @@ void MergeLoop::RunBatch(std::span<const WordRef> words, size_t batch) {
   deltas.Begin(slots_.num_slots(), merge_stamp_);
   std::vector<RisenWord>& risen = batch_risen_[batch];
   risen.clear();
+  // Likelihood scoring needs the replacements (token counts); BPE does not count them.
+  const bool scored = state_.scored != nullptr;
   uint64_t replaced = 0;
   const BpeState::MergeableCheck mergeable = state_.Mergeable();
   for (size_t i = 0; i < std::min(kPrefetchAhead, words.size()); ++i) store.Prefetch(words[i]);
@@ -35,7 +37,7 @@ void MergeLoop::RunBatch(std::span<const WordRef> words, size_t batch) {
         });
     if (merged > 0) {
       deltas.FinishWord(slots_, words[i], risen);
-      replaced += merged * store.count(words[i]);
+      if (scored) replaced += merged * store.count(words[i]);
     }
   }
   batch_replaced_[batch] = replaced;
