@@ -13,7 +13,9 @@
 #     (its defaults: cased, bert preset, BERT's special tokens) and writes tokenizer.json and
 #     vocab.txt; HF loads each (the vocab.txt through WordPiece.fromFile with BertNormalizer
 #     without lowercase and BertPreTokenizer) and encodes every line of the corpus slice: the
-#     ids must equal `tokenmill encode`'s with the same file.
+#     ids must equal `tokenmill encode`'s with the same file. And an uncased one (--lowercase
+#     --strip-accents) written as vocab.txt: HF reads it with bertNormalizer({lowercase}),
+#     tokenmill after `convert --lowercase --strip-accents` to tokenizer.json.
 #
 #   scripts/hf_wordpiece_parity.sh [--tokenmill BIN] [--bytes N] [--train CORPORA] [--encode CORPORA]
 # --bytes: the slice of each corpus (its first N bytes' whole lines; default 0: all of it).
@@ -94,6 +96,14 @@ for corpus in $encode_corpora; do
   "$tm" encode --tokenizer "$work/wp_vocab.txt" "$work/$corpus.txt" > "$work/tm_vocab.ids"
   node "$hf" encode "$work/wp_vocab.txt" "$work/$corpus.txt" > "$work/hf_vocab.ids"
   same_ids "HF encodes $corpus with tokenmill's vocab.txt" "$work/hf_vocab.ids" "$work/tm_vocab.ids"
+  # Uncased: a vocab.txt read as uncased (convert --lowercase --strip-accents) encodes as HF's
+  # WordPiece.fromFile with bertNormalizer({lowercase: true}) does.
+  "$tm" train --algorithm wordpiece --lowercase --strip-accents --vocab-size 30000 \
+    --checkpoint=none --quiet --output "$work/uncased.txt" "$work/$corpus.txt"
+  "$tm" convert --force --lowercase --strip-accents "$work/uncased.txt" "$work/uncased.json" 2>/dev/null
+  "$tm" encode --tokenizer "$work/uncased.json" "$work/$corpus.txt" > "$work/tm_uncased.ids"
+  node "$hf" encode "$work/uncased.txt" "$work/$corpus.txt" --lowercase > "$work/hf_uncased.ids"
+  same_ids "HF encodes $corpus with tokenmill's uncased vocab.txt" "$work/hf_uncased.ids" "$work/tm_uncased.ids"
 done
 if ((status == 0)); then echo "hf_wordpiece_parity.sh: every check equals Hugging Face"; else echo "hf_wordpiece_parity.sh: DIFFERENCES (above)"; fi
 exit "$status"

@@ -644,6 +644,32 @@ TEST(WordPieceCli, ResumeKeepsTheHfSymbolOrder) {
   EXPECT_TRUE(ReadAll(dir.File("extended.json")) == direct);
 }
 
+// A vocab.txt has no text settings: `convert --lowercase --strip-accents` reads it as uncased,
+// and the tokenizer.json it writes encodes as the uncased run's own tokenizer.json does; the
+// flags are refused for an input that records its settings.
+TEST(WordPieceCli, ConvertReadsAnUncasedVocabTxt) {
+  TempDir dir;
+  const std::string corpus = dir.Write("s.txt", SampleCorpus() + "Déjà Vu, THE END.\n");
+  for (const char* out : {"uncased.json", "uncased.txt"}) {
+    CliResult r = RunCli({"train", "--algorithm", "wordpiece", "--lowercase", "--strip-accents",
+                          "--vocab-size", "1500", "--checkpoint=none", "--quiet", "--output",
+                          dir.File(out), corpus});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  CliResult converted = RunCli({"convert", "--lowercase", "--strip-accents", dir.File("uncased.txt"),
+                                dir.File("converted.json")});
+  ASSERT_EQ(converted.exit_code, 0) << converted.err;
+  CliResult cased = RunCli({"convert", dir.File("uncased.txt"), dir.File("cased.json")});
+  ASSERT_EQ(cased.exit_code, 0) << cased.err;
+  const std::string text = "Déjà Vu, THE END. The Quick Brown Fox";
+  EXPECT_EQ(Encode(dir.File("converted.json"), text), Encode(dir.File("uncased.json"), text));
+  // Read as cased, the capitals are other words (here: unknown ones).
+  EXPECT_NE(Encode(dir.File("cased.json"), text), Encode(dir.File("uncased.json"), text));
+  ExpectOneErrorLine(RunCli({"convert", "--lowercase", dir.File("uncased.json"), dir.File("x.txt")}),
+                     "convert", 2, {"--lowercase", "vocab.txt"});
+  EXPECT_FALSE(std::filesystem::exists(dir.File("x.txt")));
+}
+
 // ---- bad flags --------------------------------------------------------------------------------
 
 // Each a one-line usage error (exit 2) naming what conflicts, before any input is read:

@@ -1,7 +1,8 @@
 // tokenmill convert IN OUT: rewrites a tokenizer in another format, ids unchanged.
-// IN is read by content (tokenizer.json, .tiktoken, or a tiktoken sidecar); OUT's extension
-// picks the output: *.json -> Hugging Face tokenizer.json, *.tiktoken -> ranks file + its
-// sidecar OUT-stem.json. Refuses to overwrite the input (or the input's sidecar).
+// IN is read by content (tokenizer.json, .tiktoken, a tiktoken sidecar, or BERT's vocab.txt);
+// OUT's extension picks the output: *.json -> Hugging Face tokenizer.json, *.tiktoken -> ranks
+// file + its sidecar OUT-stem.json, *.txt -> vocab.txt. Refuses to overwrite the input (or the
+// input's sidecar).
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -18,6 +19,10 @@ namespace {
 
 struct ConvertCommandOptions {
   bool force = false;  // overwrite existing output files
+  // A vocab.txt input's text settings (the file has none): BERT's uncased models lowercase and
+  // strip accents.
+  bool lowercase = false;
+  bool strip_accents = false;
 };
 
 std::string Canonical(const std::string& path) {
@@ -32,10 +37,17 @@ int RunConvert(int argc, char** argv) {
   ConvertCommandOptions options;
   FlagSet flags("convert", "IN OUT",
                 "Converts a byte-level BPE tokenizer between Hugging Face tokenizer.json and\n"
-                "tiktoken's .tiktoken (+ JSON sidecar with the pattern and special tokens).\n"
-                "IN is recognised by its content; OUT by its extension (.json or .tiktoken).\n"
-                "Ids are kept; encodings stay the same.");
+                "tiktoken's .tiktoken (+ JSON sidecar with the pattern and special tokens), and\n"
+                "a WordPiece tokenizer between tokenizer.json and BERT's vocab.txt.\n"
+                "IN is recognised by its content; OUT by its extension (.json, .tiktoken, .txt).\n"
+                "Ids are kept; encodings stay the same. A vocab.txt holds no text settings: it\n"
+                "reads as BERT's cased setup (--preset bert, no lowercasing) unless --lowercase\n"
+                "and --strip-accents say it is uncased.");
   flags.AddBool("force", &options.force, "overwrite output files that already exist");
+  flags.AddBool("lowercase", &options.lowercase,
+                "IN is a vocab.txt of an uncased model: lowercase the text (BertNormalizer's)");
+  flags.AddBool("strip-accents", &options.strip_accents,
+                "IN is a vocab.txt of an uncased model: strip accents (BertNormalizer's)");
   absl::StatusOr<std::vector<std::string>> positional = flags.Parse(argc, argv, 2);
   if (!positional.ok()) {
     PrintError("convert", positional.status());
@@ -57,10 +69,16 @@ int RunConvert(int argc, char** argv) {
     return kExitUsage;
   }
   std::vector<std::string> inputs = {Canonical(in)};
-  if (absl::StatusOr<ModelFormat> format = DetectModelFormat(in);
-      format.ok() && *format == ModelFormat::kTiktoken) {
+  absl::StatusOr<ModelFormat> format = DetectModelFormat(in);
+  if (format.ok() && *format == ModelFormat::kTiktoken) {
     inputs.push_back(Canonical(TiktokenSidecarPath(in)));
     inputs.push_back(Canonical(TiktokenRanksPath(in)));
+  }
+  if ((options.lowercase || options.strip_accents) &&
+      !(format.ok() && *format == ModelFormat::kVocabTxt)) {
+    PrintError("convert", StrCat("--lowercase and --strip-accents describe a vocab.txt input; ", in,
+                                 " records its own text settings"));
+    return kExitUsage;
   }
   for (const std::string& file : *outputs) {
     for (const std::string& input : inputs) {
@@ -74,7 +92,10 @@ int RunConvert(int argc, char** argv) {
       return kExitFailure;
     }
   }
-  absl::StatusOr<std::unique_ptr<Model>> model = LoadModel(in);
+  PreTokenizerConfig text = BertTextSettings();
+  text.normalizer.lowercase = options.lowercase;
+  text.normalizer.strip_accents = options.strip_accents;
+  absl::StatusOr<std::unique_ptr<Model>> model = LoadModel(in, text);
   if (!model.ok()) {
     PrintError("convert", model.status());
     return kExitFailure;
