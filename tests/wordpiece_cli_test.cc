@@ -670,6 +670,38 @@ TEST(WordPieceCli, ConvertReadsAnUncasedVocabTxt) {
   EXPECT_FALSE(std::filesystem::exists(dir.File("x.txt")));
 }
 
+// Found reviewing the change: a resume's new --output names its format, vocab.txt is refused
+// before training for a split that keeps whitespace in tokens, a line's trailing whitespace is
+// not part of its token (Hugging Face trims it), and a file that is not text is no vocab.txt.
+TEST(WordPieceCli, OutputFormatsAndVocabTxtEdges) {
+  TempDir dir;
+  const std::string corpus = dir.Write("s.txt", SampleCorpus());
+  CliResult first = RunCli({"train", "--algorithm", "wordpiece", "--vocab-size", "900", "--quiet",
+                            "--output", dir.File("t.json"), corpus});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  CliResult resumed = RunCli({"train", "--resume", dir.File("t.json.ckpt"), "--vocab-size", "1200",
+                              "--quiet", "--output", dir.File("t.txt")});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const std::vector<std::string> lines = Lines(dir.File("t.txt"));
+  ASSERT_EQ(lines.size(), 1200u);
+  EXPECT_EQ(lines[0], "[PAD]");
+
+  ExpectOneErrorLine(RunCli({"train", "--algorithm", "wordpiece", "--preset", "gpt2",
+                             "--vocab-size", "900", "--output", dir.File("g.txt"), corpus}),
+                     "train", 2, {"--format", "--preset", "gpt2"});
+  EXPECT_FALSE(std::filesystem::exists(dir.File("g.txt")));
+
+  const std::string spaced = dir.Write("spaced.txt", "[UNK]\nab \t\n##c\r\nd\n");
+  const std::string plain = dir.Write("plain.txt", "[UNK]\nab\n##c\nd\n");
+  EXPECT_EQ(Encode(spaced, "abc d"), Encode(plain, "abc d"));
+  EXPECT_EQ(Encode(plain, "abc d"), (std::vector<std::string>{"1", "2", "3"}));
+  ExpectOneErrorLine(RunCli({"encode", "--tokenizer", dir.Write("blank.txt", "a\n \nb\n")}, "a"),
+                     "encode", 1, {"line 2"});
+  const std::string binary = dir.Write("binary.bin", std::string("\x28\xb5\x2f\xfd\0\x01junk", 10));
+  ExpectOneErrorLine(RunCli({"encode", "--tokenizer", binary}, "a"), "encode", 1,
+                     {"not a tokenizer file"});
+}
+
 // ---- bad flags --------------------------------------------------------------------------------
 
 // Each a one-line usage error (exit 2) naming what conflicts, before any input is read:

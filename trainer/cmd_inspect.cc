@@ -19,7 +19,7 @@
 #include "common/strings.h"
 #include "flags.h"
 #include "model/bpe/bpe_model.h"
-#include "model/wordpiece/wordpiece_encoder.h"
+#include "model/wordpiece/wordpiece_model.h"
 #include "model/encoder.h"
 #include "model/model_file.h"
 #include "model/model_stats.h"

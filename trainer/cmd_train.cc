@@ -14,6 +14,7 @@
 #include "flags.h"
 #include "interrupt.h"
 #include "model/model_file.h"
+#include "model/wordpiece/wordpiece_files.h"
 #include "model/model_stats.h"
 #include "model/tiktoken_file.h"
 #include "option_flags.h"
@@ -240,13 +241,13 @@ absl::Status ApplyAlgorithmDefaults(TrainCommandOptions& options, const FlagSet&
   if (!flags.WasSet("byte-fallback")) t.byte_fallback = false;
   if (!flags.WasSet("character-coverage")) t.character_coverage = 1.0;
   if (!flags.WasSet("special-tokens-at")) t.special_tokens_at = SpecialTokensAt::kStart;
-  t.unknown_token = "[UNK]";
+  t.unknown_token = std::string(kBertSpecialTokens[1]);
   if (!flags.WasSet("preset") && !flags.WasSet("pattern")) {
     run.corpus.pretokenizer.preset = "bert";
     ApplyPresetNormalizer(&run.corpus.pretokenizer);
   }
   if (run.corpus.special_tokens.empty() && options.bert_specials) {
-    run.corpus.special_tokens = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+    run.corpus.special_tokens.assign(std::begin(kBertSpecialTokens), std::end(kBertSpecialTokens));
   }
   return absl::OkStatus();
 }
@@ -271,6 +272,12 @@ absl::StatusOr<TrainingRun> StartRun(TrainCommandOptions& options, const FlagSet
       for (std::string& option : OptionsOfFlag(flag)) set.push_back(std::move(option));
     }
     if (!run.corpus.inputs.empty()) set.push_back("inputs");
+    // A new --output names its format as a new run's does (.txt: vocab.txt, .json:
+    // tokenizer.json), rather than take the checkpoint's.
+    if (flags.WasSet("output") && !flags.WasSet("format")) {
+      if (run.output.ends_with(".txt")) run.format = ModelFormat::kVocabTxt, set.push_back("format");
+      if (run.output.ends_with(".json")) run.format = ModelFormat::kHfJson, set.push_back("format");
+    }
     return TrainingRun::Resume(options.resume, run, set, options.ignore_corpus_change);
   }
   TM_RETURN_IF_ERROR(ApplyAlgorithmDefaults(options, flags));

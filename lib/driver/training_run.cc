@@ -56,6 +56,13 @@ absl::Status TrainingRun::CheckOutputs() const {
                        "`algorithm` bpe writes `format` hf or tiktoken",
                        {"format", "algorithm"});
   }
+  const std::string& split = options_.trainer.pretokenizer.preset;
+  if (options_.format == ModelFormat::kVocabTxt && split != "bert" && split != "whitespace") {
+    return OptionError(StrCat("`format` vocab-txt holds one token per line, which needs a "
+                              "pre-tokenizer that drops whitespace (bert, whitespace); `pretokenizer` ",
+                              split, " keeps line breaks and spaces in tokens: write `format` hf"),
+                       {"format", "pretokenizer"});
+  }
   if (options_.format == ModelFormat::kTiktoken && options_.trainer.units != UnitKind::kByte) {
     return OptionError(StrCat("`format` tiktoken holds byte-level tokens only; `units` ",
                               UnitKindName(options_.trainer.units),

@@ -10,7 +10,7 @@
 #include "common/huge_pages.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
-#include "model/wordpiece/wordpiece_encoder.h"
+#include "model/wordpiece/wordpiece_model.h"
 
 namespace tokenmill {
 

@@ -11,7 +11,7 @@
 #include "model/bpe/bpe_hf_json.h"
 #include "model/hf_json_fields.h"
 #include "model/json_writer.h"
-#include "model/wordpiece/wordpiece_encoder.h"
+#include "model/wordpiece/wordpiece_model.h"
 #include "model/wordpiece/wordpiece_files.h"
 #include "pretokenize/presets.h"
 #include "pretokenize/text_prep.h"

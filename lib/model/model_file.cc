@@ -6,12 +6,13 @@
 #include <cstdio>
 
 #include "common/file_util.h"
+#include "common/utf8.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "model/bpe/bpe_model.h"
 #include "model/hf_json.h"
 #include "model/tiktoken_file.h"
-#include "model/wordpiece/wordpiece_encoder.h"
+#include "model/wordpiece/wordpiece_model.h"
 #include "model/wordpiece/wordpiece_files.h"
 #include "pretokenize/presets.h"
 
@@ -19,6 +20,20 @@ namespace tokenmill {
 namespace {
 
 enum class JsonKind { kNotJson, kTokenizerJson, kTiktokenSidecar, kOther };
+
+// Whether a text that is no JSON could be a vocab.txt: UTF-8 without NUL or control bytes but
+// tab and line ends (a binary file, a checkpoint or a .zst is none).
+bool LooksLikeVocabTxt(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 && c != '\n' && c != '\r' && c != '\t') return false;
+    size_t subpart = 0;
+    const size_t n = ValidUtf8Length(text.substr(i), &subpart);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
 
 // Whether a text that is no JSON is a .tiktoken ranks file: its first line "<base64> <rank>".
 bool LooksLikeTiktoken(std::string_view text) {
@@ -65,7 +80,10 @@ absl::StatusOr<ModelFormat> DetectModelFormat(const std::string& path) {
   TM_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   switch (ClassifyJson(text)) {
     case JsonKind::kNotJson:
-      return LooksLikeTiktoken(text) ? ModelFormat::kTiktoken : ModelFormat::kVocabTxt;
+      return LooksLikeTiktoken(text) || std::string_view(path).ends_with(".tiktoken") ||
+                     !LooksLikeVocabTxt(text)
+                 ? ModelFormat::kTiktoken
+                 : ModelFormat::kVocabTxt;
     case JsonKind::kTiktokenSidecar:
       return ModelFormat::kTiktoken;
     case JsonKind::kTokenizerJson:
@@ -93,7 +111,12 @@ absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path,
   TM_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   switch (ClassifyJson(text)) {
     case JsonKind::kNotJson: {
-      if (!LooksLikeTiktoken(text)) {
+      if (!LooksLikeTiktoken(text) && !std::string_view(path).ends_with(".tiktoken")) {
+        if (!LooksLikeVocabTxt(text)) {
+          return absl::InvalidArgumentError(StrCat(
+              path, ": not a tokenizer file (no tokenizer.json, .tiktoken or vocab.txt: it is "
+                    "not text)"));
+        }
         TM_ASSIGN_OR_RETURN(WordPieceModel model, FromVocabTxt(text, path));
         model.pretokenizer = vocab_txt_text;
         return std::unique_ptr<Model>(std::make_unique<WordPieceModel>(std::move(model)));

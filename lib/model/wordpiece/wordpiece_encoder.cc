@@ -21,11 +21,6 @@ size_t CharCount(std::string_view word, size_t stop_after) {
 
 }  // namespace
 
-const WordPieceModel* AsWordPiece(const Model& model) {
-  return model.type() == ModelType::kWordPiece ? static_cast<const WordPieceModel*>(&model)
-                                               : nullptr;
-}
-
 absl::StatusOr<std::unique_ptr<WordPieceEncoder>> WordPieceEncoder::Create(
     const WordPieceModel& model, const EncoderOptions&) {
   std::unique_ptr<WordPieceEncoder> encoder(new WordPieceEncoder(model));

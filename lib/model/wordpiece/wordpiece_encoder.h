@@ -66,7 +66,5 @@ class WordPieceEncoder : public PieceEncoder {
   std::unique_ptr<PreTokenizer> pretokenizer_;  // for CheckEncodable
 };
 
-// The model as a WordPieceModel, or null when it is another type.
-const WordPieceModel* AsWordPiece(const Model& model);
 
 }  // namespace tokenmill

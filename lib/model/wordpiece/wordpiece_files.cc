@@ -7,6 +7,24 @@
 #include "model/json_writer.h"
 
 namespace tokenmill {
+namespace {
+
+// Whether `text` ends with a White_Space character (Rust's char::is_whitespace, which Hugging
+// Face's vocab.txt reader trims with str::trim_end).
+size_t TrailingWhitespace(std::string_view text) {
+  static constexpr std::string_view kSpaces[] = {
+      "\t", "\n", "\v", "\f", "\r", " ", "\xC2\x85", "\xC2\xA0", "\xE1\x9A\x80",
+      "\xE2\x80\x80", "\xE2\x80\x81", "\xE2\x80\x82", "\xE2\x80\x83", "\xE2\x80\x84",
+      "\xE2\x80\x85", "\xE2\x80\x86", "\xE2\x80\x87", "\xE2\x80\x88", "\xE2\x80\x89",
+      "\xE2\x80\x8A", "\xE2\x80\xA8", "\xE2\x80\xA9", "\xE2\x80\xAF", "\xE2\x81\x9F",
+      "\xE3\x80\x80"};
+  for (std::string_view space : kSpaces) {
+    if (text.ends_with(space)) return space.size();
+  }
+  return 0;
+}
+
+}  // namespace
 
 void AppendWordPieceModelJson(const WordPieceModel& model, std::vector<std::string>& pieces) {
   // Hugging Face's field order (models/wordpiece/serialization.rs).
@@ -106,6 +124,11 @@ absl::StatusOr<std::string> ToVocabTxt(const WordPieceModel& model) {
       return absl::InvalidArgumentError(
           StrCat("token ", id, " holds a line break, which vocab.txt cannot hold"));
     }
+    if (TrailingWhitespace(t) > 0) {
+      return absl::InvalidArgumentError(
+          StrCat("token ", id, " ('", t, "') ends with whitespace, which Hugging Face trims from "
+                 "each line of a vocab.txt: write tokenizer.json"));
+    }
     StrAppend(&out, t, "\n");
   }
   return out;
@@ -120,10 +143,11 @@ absl::StatusOr<WordPieceModel> FromVocabTxt(std::string_view text, std::string_v
     size_t end = text.find('\n');
     std::string_view token = text.substr(0, end);
     text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
-    if (token.ends_with('\r')) token.remove_suffix(1);
+    // Trailing whitespace goes, as Hugging Face's reader trims it (the "\r" of "\r\n" too).
+    while (size_t n = TrailingWhitespace(token)) token.remove_suffix(n);
     if (token.empty()) {
-      return absl::InvalidArgumentError(
-          StrCat(source, ": line ", line, " is empty (vocab.txt holds one token per line)"));
+      return absl::InvalidArgumentError(StrCat(
+          source, ": line ", line, " is empty or only whitespace (vocab.txt holds one token per line)"));
     }
     if (!seen.insert(token).second) {
       return absl::InvalidArgumentError(

@@ -5,8 +5,10 @@
 // per line in id order, line k holding token k, "\n" after each (a "\r\n" or a last line
 // without one reads the same). It holds nothing else: reading one gives character units, the
 // prefix "##", unk_token "[UNK]", max_input_chars_per_word 100, BERT's five special tokens
-// where the file has them, and the pre-tokenizer and normalizer the caller says. A token may
-// not hold "\n" or "\r"; an empty line is an error (no token is empty), as is a repeated token.
+// where the file has them, and the pre-tokenizer and normalizer the caller says. Trailing
+// whitespace of a line is not part of its token (Hugging Face trims it), so a token may not end
+// with whitespace nor hold "\n" or "\r"; an empty line is an error (no token is empty), as is a
+// repeated token.
 #pragma once
 
 #include <simdjson.h>

@@ -8,6 +8,11 @@
 
 namespace tokenmill {
 
+const WordPieceModel* AsWordPiece(const Model& model) {
+  return model.type() == ModelType::kWordPiece ? static_cast<const WordPieceModel*>(&model)
+                                               : nullptr;
+}
+
 std::optional<TokenId> WordPieceModel::unknown() const {
   for (const SpecialToken& s : specials) {
     if (s.content == unk_token) return s.id;

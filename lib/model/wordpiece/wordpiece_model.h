@@ -56,6 +56,9 @@ struct WordPieceModel final : Model {
   std::unique_ptr<Model> Clone() const override { return std::make_unique<WordPieceModel>(*this); }
 };
 
+// The model as a WordPieceModel, or null when it is another type.
+const WordPieceModel* AsWordPiece(const Model& model);
+
 // Hugging Face's WordPiece decoder cleanup of one decoded token (" ." -> ".", ...).
 std::string WordPieceCleanup(std::string token);
 

@@ -191,24 +191,28 @@ absl::Status BuildWords(BpeState& state, std::span<const WordSource::Entry> word
           StrCat("a word of ", word.size(), " bytes is too long to train on (limit 2^32)"));
     }
   }
-  const std::unique_ptr<SymbolSplitter> splitter =
-      state.units.Splitter(state.alphabet, state.first_alphabet_id);
-  TM_ASSIGN_OR_RETURN(state.words, WordStore::Build(words, *splitter));
-  if (state.scored) {
-    // The store leaves out words of one symbol; their symbols count for the scores.
-    state.lone_symbol_counts.assign(state.model.tokens.size(), 0);
-    uint32_t symbols[4];
-    for (const auto& [word, count] : words) {
-      if (word.size() <= 4 && splitter->Split(word, symbols) == 1) {
-        state.lone_symbol_counts[symbols[0]] += count;
-      }
-    }
-  }
+  TM_ASSIGN_OR_RETURN(state.words,
+                      WordStore::Build(words, *state.units.Splitter(state.alphabet,
+                                                                    state.first_alphabet_id)));
   return absl::OkStatus();
 }
 
+// With likelihood scoring, after the alphabet: the words of one symbol, which the word store
+// leaves out (however it is built), count for the symbols' scores.
+void CountLoneSymbols(BpeState& state, std::span<const WordSource::Entry> words) {
+  const std::unique_ptr<SymbolSplitter> splitter =
+      state.units.Splitter(state.alphabet, state.first_alphabet_id);
+  state.lone_symbol_counts.assign(state.model.tokens.size(), 0);
+  uint32_t symbols[4];
+  for (const auto& [word, count] : words) {
+    if (word.size() <= 4 && splitter->Split(word, symbols) == 1) {
+      state.lone_symbol_counts[symbols[0]] += count;
+    }
+  }
+}
+
 // With likelihood scoring, after the pair count: every token's count, and the score queue.
-absl::Status StartScoring(BpeState& state) {
+void StartScoring(BpeState& state) {
   const size_t vocab = state.model.tokens.size();
   std::span<const WordRef> refs = state.words.refs();
   tbb::enumerable_thread_specific<std::vector<uint64_t>> partial(
@@ -229,10 +233,7 @@ absl::Status StartScoring(BpeState& state) {
     for (size_t t = 0; t < vocab; ++t) counts[t] += p[t];
   }
   state.lone_symbol_counts = {};
-  TM_RETURN_IF_ERROR(
-      state.scored->Fill(std::move(counts), [&](auto&& f) { state.pairs.ForEach(f); }));
-  state.scored->Compact(state.pairs);
-  return absl::OkStatus();
+  state.scored->Fill(std::move(counts), state.pairs);
 }
 
 absl::StatusOr<TrainResult> Run(BpeState& state, WordSource& source) {
@@ -251,6 +252,7 @@ absl::StatusOr<TrainResult> Run(BpeState& state, WordSource& source) {
   {
     std::span<const WordSource::Entry> words = source.Entries();
     TM_RETURN_IF_ERROR(BuildAlphabet(state, words));
+    if (state.scored) CountLoneSymbols(state, words);
     if (replay) {
       TM_RETURN_IF_ERROR(replay->Resolve());
       lap("words");
@@ -262,7 +264,7 @@ absl::StatusOr<TrainResult> Run(BpeState& state, WordSource& source) {
   if (!replay) {
     lap("words");
     CountInitialPairs(state);
-    if (state.scored) TM_RETURN_IF_ERROR(StartScoring(state));
+    if (state.scored) StartScoring(state);
     lap("initial pairs");
   } else {
     if (!replayed) replay->RewriteWordByWord();
@@ -273,7 +275,7 @@ absl::StatusOr<TrainResult> Run(BpeState& state, WordSource& source) {
     // Likelihood scores can make the rarest pair the best: all pairs are counted.
     if (!replay->stopped()) {
       CountPairsOfWords(state, /*track_all=*/state.scored != nullptr);
-      if (state.scored) TM_RETURN_IF_ERROR(StartScoring(state));
+      if (state.scored) StartScoring(state);
     }
     lap("pairs");
   }

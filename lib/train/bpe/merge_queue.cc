@@ -6,10 +6,7 @@
 namespace tokenmill {
 
 bool MergeQueue::TieBefore(PairKey x, PairKey y) const {
-  if (id_ties_) return x < y;
-  TokenId xl = PairLeft(x), yl = PairLeft(y);
-  if (xl != yl) return tokens_[xl] < tokens_[yl];  // distinct ids have distinct bytes
-  return tokens_[PairRight(x)] < tokens_[PairRight(y)];
+  return id_ties_ ? x < y : PairBytesBefore(tokens_, x, y);
 }
 
 bool MergeQueue::After(const Entry& x, const Entry& y) const {

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -35,6 +36,14 @@
 
 namespace tokenmill {
 
+
+// The byte-order tie-break of the trainers' contract (bpe_trainer.h): whether pair x is smaller
+// than pair y by (left token's bytes, right token's bytes), `tokens` holding every id's bytes.
+inline bool PairBytesBefore(const std::vector<std::string>& tokens, PairKey x, PairKey y) {
+  const TokenId xl = PairLeft(x), yl = PairLeft(y);
+  if (xl != yl) return tokens[xl] < tokens[yl];  // distinct ids have distinct bytes
+  return tokens[PairRight(x)] < tokens[PairRight(y)];
+}
 
 // Pairs grouped by left token, as a resumed run counts them: groups[l] holds the pairs
 // (l, right), in increasing right, each with its count (non-zero) and the offset of its words

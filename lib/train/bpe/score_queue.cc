@@ -15,20 +15,33 @@ ScoreQueue::Entry ScoreQueue::Scored(PairKey key, uint64_t count) const {
           .pair = key};
 }
 
+namespace {
+
+// a * b * c exactly: three 64-bit factors need 192 bits.
+struct Product192 {
+  unsigned __int128 high;  // bits 64..191
+  uint64_t low;            // bits 0..63
+  auto operator<=>(const Product192&) const = default;
+};
+Product192 Multiply(uint64_t a, uint64_t b, uint64_t c) {
+  using U128 = unsigned __int128;
+  const U128 ab = U128{a} * b;
+  const U128 low = static_cast<U128>(static_cast<uint64_t>(ab)) * c;
+  const U128 high = (ab >> 64) * c + (low >> 64);
+  return {high, static_cast<uint64_t>(low)};
+}
+
+}  // namespace
+
 bool ScoreQueue::After(const Entry& x, const Entry& y) const {
   // Doubles decide when they are clearly apart (their relative error is a few ulps); the
-  // exact products (below 2^126: counts are below 2^42) otherwise.
+  // exact products (192 bits) otherwise.
   if (x.value < y.value * (1 - 1e-12)) return true;
   if (x.value > y.value * (1 + 1e-12)) return false;
-  using U128 = unsigned __int128;
-  const U128 xs = U128{x.count} * y.left * y.right, ys = U128{y.count} * x.left * x.right;
+  const Product192 xs = Multiply(x.count, y.left, y.right), ys = Multiply(y.count, x.left, x.right);
   if (xs != ys) return xs < ys;
-  if (x.pair == y.pair) return false;
   // Equal scores: the pair smaller by (left bytes, right bytes) goes first.
-  const std::string& xl = tokens_[PairLeft(x.pair)];
-  const std::string& yl = tokens_[PairLeft(y.pair)];
-  if (PairLeft(x.pair) != PairLeft(y.pair)) return yl < xl;
-  return tokens_[PairRight(y.pair)] < tokens_[PairRight(x.pair)];
+  return x.pair != y.pair && PairBytesBefore(tokens_, y.pair, x.pair);
 }
 
 namespace {
@@ -58,7 +71,16 @@ void ScoreQueue::PushEntry(const Entry& e) {
   heap_.push_back(e);
   std::push_heap(heap_.begin(), heap_.end(),
                  [this](const Entry& x, const Entry& y) { return After(x, y); });
-  ++pushes_;
+}
+
+void ScoreQueue::Fill(std::vector<uint64_t> token_counts, const PairIndex& pairs) {
+  counts_ = std::move(token_counts);
+  pairs_of_.assign(counts_.size(), {});
+  pairs.ForEach([&](PairKey key, uint64_t) {
+    AddPairOf(PairLeft(key), key);
+    if (PairRight(key) != PairLeft(key)) AddPairOf(PairRight(key), key);
+  });
+  Compact(pairs);
 }
 
 void ScoreQueue::Place(const Entry& e) {
@@ -140,7 +162,7 @@ void ScoreQueue::Compact(const PairIndex& pairs) {
   }
   std::make_heap(heap_.begin(), heap_.end(),
                  [this](const Entry& x, const Entry& y) { return After(x, y); });
-  compact_at_ = std::max<size_t>(size_t{1} << 16, 2 * all.size());
+  compact_at_ = std::max(min_rebuild_, static_cast<size_t>(rebuild_factor_ * all.size()));
 }
 
 void ScoreQueue::Unpark(const PairIndex& pairs) {
@@ -167,7 +189,6 @@ bool ScoreQueue::PopBest(const PairIndex& pairs, PairKey* best) {
     std::pop_heap(heap_.begin(), heap_.end(), after);
     const Entry top = heap_.back();
     heap_.pop_back();
-    ++pops_;
     const uint64_t count = pairs.count(top.pair);
     if (count < min_count_) continue;  // gone, or too rare (placed again if it rises)
     if (count == top.count && counts_[PairLeft(top.pair)] == top.left &&

@@ -4,8 +4,7 @@
 // Contract:
 //  - score(a, b) = count(a, b) / (count(a) * count(b)), with pair counts as in bpe_trainer.h
 //    and count(t) the occurrences of token t in the words' current symbols (by word count).
-//    Scores are compared exactly (cross-multiplied in 128 bits: counts below 2^42, which
-//    Fill checks); equal scores go to the pair smaller by (left token's bytes, right token's
+//    Scores are compared exactly (cross-multiplied in 192 bits: any 64-bit counts); equal scores go to the pair smaller by (left token's bytes, right token's
 //    bytes), as MergeQueue's byte ties. Only pairs counted at least max(min_count, 1) times
 //    are candidates.
 //  - The caller keeps the token counts (the queue holds them: Fill and Compact, then
@@ -42,24 +41,24 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/status.h"
 #include "train/bpe/pair_index.h"
 
 namespace tokenmill {
 
 class ScoreQueue {
  public:
-  // `tokens` (the bytes of every id) must outlive the queue; it may grow.
-  ScoreQueue(const std::vector<std::string>& tokens, uint64_t min_count)
-      : tokens_(tokens), min_count_(min_count < 1 ? 1 : min_count) {}
+  // `tokens` (the bytes of every id) must outlive the queue; it may grow. The heap and the
+  // buckets are rebuilt when their entries exceed max(min_rebuild, rebuild_factor x the pairs
+  // at the last rebuild) (tests make that small, so that rebuilds happen often).
+  ScoreQueue(const std::vector<std::string>& tokens, uint64_t min_count,
+             double rebuild_factor = 2.0, size_t min_rebuild = size_t{1} << 16)
+      : tokens_(tokens),
+        min_count_(min_count < 1 ? 1 : min_count),
+        rebuild_factor_(rebuild_factor),
+        min_rebuild_(min_rebuild) {}
 
-  // Starts over with these token counts (by id) and every pair (for_each(f) calls f(key,
-  // count) for each), then Compact(pairs). Fails when a count reaches 2^42 (scores could not be
-  // compared exactly).
-  template <typename ForEach>
-  absl::Status Fill(std::vector<uint64_t> token_counts, ForEach&& for_each);
-  // Rebuilds the heap and the parked pairs from every pair of `pairs`, scored now.
-  void Compact(const PairIndex& pairs);
+  // Starts over with these token counts (by id) and every pair of `pairs`.
+  void Fill(std::vector<uint64_t> token_counts, const PairIndex& pairs);
   // A pair's count rose to `count`; `appeared`: from zero.
   void Push(PairKey key, uint64_t count, bool appeared);
   // A merge a + b -> t replaced the pair `replaced` times (by word count): the token counts
@@ -72,11 +71,6 @@ class ScoreQueue {
   // none.
   bool PopBest(const PairIndex& pairs, PairKey* best);
 
-  uint64_t token_count(TokenId t) const { return t < counts_.size() ? counts_[t] : 0; }
-  // Entries queued, and the entries pushed and popped so far (statistics).
-  size_t size() const { return heap_.size(); }
-  uint64_t pushes() const { return pushes_; }
-  uint64_t pops() const { return pops_; }
 
  private:
   // A pair scored with (its count, its left token's count, its right token's count).
@@ -90,6 +84,8 @@ class ScoreQueue {
   // and a later tie.
   bool After(const Entry& x, const Entry& y) const;
   void PushEntry(const Entry& e);
+  // Rebuilds the heap and the parked pairs from every pair of `pairs`, scored now.
+  void Compact(const PairIndex& pairs);
   // Pushes `e`, or parks its pair when it scores below heap_floor_.
   void Place(const Entry& e);
   // Moves the parked pairs that may score as high as the heap's best into the heap.
@@ -116,26 +112,9 @@ class ScoreQueue {
   size_t num_parked_ = 0;
   size_t top_bucket_ = kBuckets;  // the first non-empty bucket, or kBuckets
   double heap_floor_ = 0;
-  size_t compact_at_ = size_t{1} << 16;
-  uint64_t pushes_ = 0, pops_ = 0;
+  double rebuild_factor_;
+  size_t min_rebuild_;
+  size_t compact_at_ = 0;
 };
-
-template <typename ForEach>
-absl::Status ScoreQueue::Fill(std::vector<uint64_t> token_counts, ForEach&& for_each) {
-  for (uint64_t c : token_counts) {
-    if (c >= (uint64_t{1} << 42)) {
-      return absl::OutOfRangeError(
-          "a symbol occurs 2^42 times or more: WordPiece's likelihood scores cannot be compared "
-          "exactly at such counts");
-    }
-  }
-  counts_ = std::move(token_counts);
-  pairs_of_.assign(counts_.size(), {});
-  for_each([&](PairKey key, uint64_t) {
-    AddPairOf(PairLeft(key), key);
-    if (PairRight(key) != PairLeft(key)) AddPairOf(PairRight(key), key);
-  });
-  return absl::OkStatus();
-}
 
 }  // namespace tokenmill

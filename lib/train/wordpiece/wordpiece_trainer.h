@@ -8,7 +8,8 @@
 //    a merge's token is the left part followed by the right part without its prefix. Ids:
 //    the special tokens at the start (BERT's [PAD] [UNK] [CLS] [SEP] [MASK] by the CLI's
 //    default), the plain characters by code point, the prefixed ones that occur, by code
-//    point, then each new token in merge order.
+//    point (or in marked_symbol_order, to reproduce a Hugging Face run), then each new token in
+//    merge order.
 //  - A character outside the alphabet (character_coverage, limit_alphabet) and each byte
 //    that is not UTF-8 is the unknown token (options.unknown_token; a special token that
 //    never merges); with hf_compat such characters are dropped from the words (Hugging
