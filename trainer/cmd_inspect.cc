@@ -105,6 +105,7 @@ std::string_view CharUnitsNote(const Model& model) {
 // The normalizer's steps in the order they run: "nfkc, then lowercase"; BERT's named as such.
 std::string DescribeNormalizer(const NormalizerConfig& n) {
   if (n.identity()) return "none";
+  if (!n.bert() && n.form == NormalForm::kNone) return "lowercase";
   if (!n.bert()) return StrCat(NormalFormName(n.form), n.lowercase ? ", then lowercase" : "");
   std::vector<std::string> steps;
   if (n.form != NormalForm::kNone) steps.emplace_back(NormalFormName(n.form));

@@ -13,6 +13,13 @@ const WordPieceModel* AsWordPiece(const Model& model) {
                                                : nullptr;
 }
 
+bool WordPieceModel::operator==(const WordPieceModel& other) const {
+  return tokens == other.tokens && specials == other.specials &&
+         pretokenizer == other.pretokenizer && unk_token == other.unk_token &&
+         prefix == other.prefix && max_input_chars_per_word == other.max_input_chars_per_word &&
+         cleanup == other.cleanup;
+}
+
 std::optional<TokenId> WordPieceModel::unknown() const {
   for (const SpecialToken& s : specials) {
     if (s.content == unk_token) return s.id;

@@ -38,7 +38,7 @@ struct WordPieceModel final : Model {
   // The decoder's cleanup (Hugging Face's default for BERT files: true).
   bool cleanup = true;
 
-  bool operator==(const WordPieceModel&) const = default;
+  bool operator==(const WordPieceModel& other) const;
   // The id of unk_token, when the vocabulary has it.
   std::optional<TokenId> unknown() const;
 
