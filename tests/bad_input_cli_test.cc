@@ -19,6 +19,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "reference/cli_expect.h"
 #include "reference/cli_runner.h"
 
 namespace tokenmill {
@@ -29,6 +30,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 using testing::CliResult;
+using testing::ExpectOneErrorLine;
 using testing::RunCli;
 using testing::TempDir;
 
@@ -40,18 +42,6 @@ std::string ReadAll(const std::string& path) {
 bool Exists(const std::string& path) {
   struct stat st;
   return ::lstat(path.c_str(), &st) == 0;
-}
-
-// The one-line error contract: exit code `code`, exactly one line on stderr that starts with
-// "tokenmill <command>: error: " and names each of `names`; nothing on stdout.
-void ExpectOneErrorLine(const CliResult& r, const std::string& command, int code,
-                        const std::vector<std::string>& names) {
-  EXPECT_EQ(r.exit_code, code) << r.err;
-  EXPECT_THAT(r.err, StartsWith("tokenmill " + command + ": error: "));
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_THAT(r.err, EndsWith("\n"));
-  for (const std::string& name : names) EXPECT_THAT(r.err, HasSubstr(name));
-  EXPECT_EQ(r.out, "") << "a failed run printed output";
 }
 
 std::set<std::string> Listing(const std::string& folder) {

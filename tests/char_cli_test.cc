@@ -16,6 +16,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "reference/cli_expect.h"
 #include "reference/cli_runner.h"
 #include "reference/training_child.h"
 
@@ -26,6 +27,7 @@ using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using testing::CliResult;
+using testing::InterruptAtMerge;
 using testing::RunCli;
 using testing::TempDir;
 using testing::TrainingChild;
@@ -326,14 +328,8 @@ TEST(CharCli, InterruptedRunResumesToTheUninterruptedRunsFile) {
       args.insert(args.end(), kCharOptions.begin(), kCharOptions.end());
       args.push_back(corpus);
     }
-    TrainingChild child(args);
-    ASSERT_GT(child.ReadUntilMerge(stop_at), 0u) << child.err();
-    kill(child.pid(), SIGINT);
-    const int status = child.Wait();
-    ASSERT_TRUE(WIFEXITED(status)) << child.err();
-    EXPECT_EQ(WEXITSTATUS(status), 130) << child.err();
-    EXPECT_THAT(child.err(), HasSubstr("checkpoint written to " + out + ".ckpt"));
-    EXPECT_FALSE(std::filesystem::exists(out));
+    InterruptAtMerge(args, stop_at, out);
+    if (::testing::Test::HasFatalFailure()) return;
   }
   CliResult resumed = RunCli({"train", "--resume", out + ".ckpt", "--quiet"});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;

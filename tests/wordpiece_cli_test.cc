@@ -25,6 +25,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "reference/cli_expect.h"
 #include "reference/cli_runner.h"
 #include "reference/training_child.h"
 
@@ -36,6 +37,8 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 using testing::CliResult;
+using testing::ExpectOneErrorLine;
+using testing::InterruptAtMerge;
 using testing::RunCli;
 using testing::TempDir;
 using testing::TrainingChild;
@@ -63,18 +66,6 @@ std::vector<std::string> Lines(const std::string& path) {
     lines.push_back(text.substr(at, eol - at));
   }
   return lines;
-}
-
-// The one-line error contract: exit code `code`, one stderr line "tokenmill <command>: error:
-// ..." naming each of `names`, nothing on stdout.
-void ExpectOneErrorLine(const CliResult& r, const std::string& command, int code,
-                        const std::vector<std::string>& names) {
-  EXPECT_EQ(r.exit_code, code) << r.err;
-  EXPECT_THAT(r.err, StartsWith("tokenmill " + command + ": error: "));
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_THAT(r.err, EndsWith("\n"));
-  for (const std::string& name : names) EXPECT_THAT(r.err, HasSubstr(name));
-  EXPECT_EQ(r.out, "") << "a failed run printed output";
 }
 
 // ---- the corpus, and what is known of it without tokenmill -------------------------------------
@@ -542,14 +533,8 @@ TEST_P(WordPieceScoring, InterruptedRunResumesToTheUninterruptedRunsFile) {
       args.insert(args.end(), options.begin(), options.end());
       args.push_back(corpus);
     }
-    TrainingChild child(args);
-    ASSERT_GT(child.ReadUntilMerge(stop_at), 0u) << child.err();
-    kill(child.pid(), SIGINT);
-    const int status = child.Wait();
-    ASSERT_TRUE(WIFEXITED(status)) << child.err();
-    EXPECT_EQ(WEXITSTATUS(status), 130) << child.err();
-    EXPECT_THAT(child.err(), HasSubstr("checkpoint written to " + out + ".ckpt"));
-    EXPECT_FALSE(std::filesystem::exists(out));
+    InterruptAtMerge(args, stop_at, out);
+    if (::testing::Test::HasFatalFailure()) return;
   }
   CliResult resumed = RunCli({"train", "--resume", out + ".ckpt", "--quiet"});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
