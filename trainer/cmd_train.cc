@@ -130,8 +130,9 @@ void RegisterTrainFlags(FlagSet& flags, TrainCommandOptions* options) {
                 {{"likelihood", WordPieceScore::kLikelihood},
                  {"frequency", WordPieceScore::kFrequency}},
                 "--algorithm wordpiece: merge the pair with the highest count(ab) / (count(a) "
-                "count(b)) (likelihood), or the most frequent (frequency: Hugging Face's "
-                "WordPieceTrainer; with --hf-compat its exact vocabulary)");
+                "count(b)) (likelihood: it favours rare pairs whose parts occur only together; "
+                "a --min-frequency of 10-100 keeps common words whole), or the most frequent "
+                "(frequency: Hugging Face's WordPieceTrainer; with --hf-compat its vocabulary)");
   flags.AddSize("max-input-chars-per-word", &run.trainer.max_input_chars_per_word,
                 "--algorithm wordpiece: a longer word encodes as [UNK] (BERT's rule; recorded "
                 "in the tokenizer)");
