@@ -30,6 +30,22 @@ std::string HfNormalizer(const NormalizerConfig& config) {
   return StrCat(R"({"type":"Sequence","normalizers":[)", parts[0], ",", parts[1], "]}");
 }
 
+absl::StatusOr<absl::flat_hash_set<TokenId>> CheckSpecialTokens(
+    std::span<const std::string> tokens, std::span<const SpecialToken> specials) {
+  absl::flat_hash_set<TokenId> ids;
+  for (const SpecialToken& s : specials) {
+    if (s.content.empty()) return absl::InvalidArgumentError("a special token is empty");
+    if (s.id >= tokens.size() || tokens[s.id] != s.content) {
+      return absl::InvalidArgumentError(
+          StrCat("special token '", s.content, "' is not stored at its id ", s.id));
+    }
+    if (!ids.insert(s.id).second) {
+      return absl::InvalidArgumentError(StrCat("two special tokens share id ", s.id));
+    }
+  }
+  return ids;
+}
+
 size_t Model::VocabSize() const {
   size_t n = 0;
   for (const std::string& t : token_bytes()) n += !t.empty();

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "common/strings.h"
 #include "model/units.h"
@@ -34,6 +35,11 @@ enum class ModelType : uint8_t {
 };
 // As tokenizer.json's "model.type" spells it ("BPE", "WordPiece").
 std::string_view ModelTypeName(ModelType type);
+
+// The ids of `specials`, checked against `tokens` (each model's Validate): a special token is not
+// empty, is stored at its id, and no two share an id. Errors say which.
+absl::StatusOr<absl::flat_hash_set<TokenId>> CheckSpecialTokens(
+    std::span<const std::string> tokens, std::span<const SpecialToken> specials);
 
 // tokenizer.json's "normalizer" value for `config` ("null" for the identity): the form (NFC,
 // NFKC), then Lowercase, or a BertNormalizer (with its lowercase) when a BERT step is on.

@@ -32,17 +32,8 @@ const BpeModel* AsBpe(const Model& model) {
 }
 
 absl::Status BpeModel::Validate() const {
-  absl::flat_hash_map<TokenId, bool> special_ids;
-  for (const SpecialToken& s : specials) {
-    if (s.content.empty()) return absl::InvalidArgumentError("a special token is empty");
-    if (s.id >= tokens.size() || tokens[s.id] != s.content) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("special token '%s' is not stored at its id %d", s.content, s.id));
-    }
-    if (!special_ids.emplace(s.id, true).second) {
-      return absl::InvalidArgumentError(absl::StrFormat("two special tokens share id %d", s.id));
-    }
-  }
+  TM_ASSIGN_OR_RETURN(const absl::flat_hash_set<TokenId> special_ids,
+                      CheckSpecialTokens(tokens, specials));
   absl::flat_hash_map<TokenId, bool> fallback_ids;
   if (!byte_fallback.empty()) {
     if (unit_kind != UnitKind::kChar || byte_fallback.size() != 256) {

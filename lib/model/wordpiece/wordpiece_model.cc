@@ -31,17 +31,8 @@ std::optional<TokenId> WordPieceModel::unknown() const {
 }
 
 absl::Status WordPieceModel::Validate() const {
-  absl::flat_hash_map<TokenId, bool> special_ids;
-  for (const SpecialToken& s : specials) {
-    if (s.content.empty()) return absl::InvalidArgumentError("a special token is empty");
-    if (s.id >= tokens.size() || tokens[s.id] != s.content) {
-      return absl::InvalidArgumentError(
-          StrCat("special token '", s.content, "' is not stored at its id ", s.id));
-    }
-    if (!special_ids.emplace(s.id, true).second) {
-      return absl::InvalidArgumentError(StrCat("two special tokens share id ", s.id));
-    }
-  }
+  TM_ASSIGN_OR_RETURN(const absl::flat_hash_set<TokenId> special_ids,
+                      CheckSpecialTokens(tokens, specials));
   if (prefix.empty()) {
     return absl::InvalidArgumentError(
         "a WordPiece model needs a continuing-subword prefix (BERT's \"##\")");
