@@ -76,9 +76,13 @@ size_t WordPieceEncoder::Greedy(std::string_view word, OnPiece&& on_piece) const
   return std::string_view::npos;
 }
 
+bool WordPieceEncoder::TooLong(std::string_view word) const {
+  return CharCount(word, model_.max_input_chars_per_word) > model_.max_input_chars_per_word;
+}
+
 WordPieceMatch WordPieceEncoder::Match(std::string_view word) const {
   WordPieceMatch match;
-  if (CharCount(word, model_.max_input_chars_per_word) > model_.max_input_chars_per_word) {
+  if (TooLong(word)) {
     match.unknown_reason = StrCat("the word has more than max_input_chars_per_word (",
                                   model_.max_input_chars_per_word, ") characters");
     return match;
@@ -100,9 +104,7 @@ WordPieceMatch WordPieceEncoder::Match(std::string_view word) const {
 }
 
 bool WordPieceEncoder::Pieces(std::string_view word, std::vector<TokenId>& out) const {
-  if (CharCount(word, model_.max_input_chars_per_word) > model_.max_input_chars_per_word) {
-    return false;
-  }
+  if (TooLong(word)) return false;
   const size_t mark = out.size();
   if (Greedy(word, [&](TokenId id, size_t) { out.push_back(id); }) != std::string_view::npos) {
     out.resize(mark);

@@ -51,6 +51,8 @@ class WordPieceEncoder : public PieceEncoder {
 
  private:
   WordPieceEncoder(const WordPieceModel& model) : model_(model) {}
+  // Whether `word` has more than max_input_chars_per_word characters.
+  bool TooLong(std::string_view word) const;
   // Appends the pieces of `word` to `out`; false (out unchanged) when it has none.
   bool Pieces(std::string_view word, std::vector<TokenId>& out) const;
   // The longest-match search: on_piece(id, first byte) per piece; returns npos, or the byte

@@ -179,8 +179,9 @@ absl::Status BuildAlphabet(BpeState& state, std::span<const WordSource::Entry> w
   return absl::OkStatus();
 }
 
-// Phase 2: every word as its initial symbols.
-absl::Status BuildWords(BpeState& state, std::span<const WordSource::Entry> words) {
+// Phase 2: every word as its initial symbols (`splitter`: the alphabet's).
+absl::Status BuildWords(BpeState& state, std::span<const WordSource::Entry> words,
+                        const SymbolSplitter& splitter) {
   if (words.size() >= std::numeric_limits<uint32_t>::max()) {
     return absl::InvalidArgumentError(
         StrCat("too many distinct words to train on (", words.size(), "; the limit is 2^32)"));
@@ -191,21 +192,18 @@ absl::Status BuildWords(BpeState& state, std::span<const WordSource::Entry> word
           StrCat("a word of ", word.size(), " bytes is too long to train on (limit 2^32)"));
     }
   }
-  TM_ASSIGN_OR_RETURN(state.words,
-                      WordStore::Build(words, *state.units.Splitter(state.alphabet,
-                                                                    state.first_alphabet_id)));
+  TM_ASSIGN_OR_RETURN(state.words, WordStore::Build(words, splitter));
   return absl::OkStatus();
 }
 
 // With likelihood scoring, after the alphabet: the words of one symbol, which the word store
 // leaves out (however it is built), count for the symbols' scores.
-void CountLoneSymbols(BpeState& state, std::span<const WordSource::Entry> words) {
-  const std::unique_ptr<SymbolSplitter> splitter =
-      state.units.Splitter(state.alphabet, state.first_alphabet_id);
+void CountLoneSymbols(BpeState& state, std::span<const WordSource::Entry> words,
+                      const SymbolSplitter& splitter) {
   state.lone_symbol_counts.assign(state.model.tokens.size(), 0);
   uint32_t symbols[4];
   for (const auto& [word, count] : words) {
-    if (word.size() <= 4 && splitter->Split(word, symbols) == 1) {
+    if (word.size() <= 4 && splitter.Split(word, symbols) == 1) {
       state.lone_symbol_counts[symbols[0]] += count;
     }
   }
@@ -252,13 +250,15 @@ absl::StatusOr<TrainResult> Run(BpeState& state, WordSource& source) {
   {
     std::span<const WordSource::Entry> words = source.Entries();
     TM_RETURN_IF_ERROR(BuildAlphabet(state, words));
-    if (state.scored) CountLoneSymbols(state, words);
+    const std::unique_ptr<SymbolSplitter> splitter =
+        state.units.Splitter(state.alphabet, state.first_alphabet_id);
+    if (state.scored) CountLoneSymbols(state, words, *splitter);
     if (replay) {
       TM_RETURN_IF_ERROR(replay->Resolve());
       lap("words");
       TM_ASSIGN_OR_RETURN(replayed, replay->EncodeWords(words));
     }
-    if (!replayed) TM_RETURN_IF_ERROR(BuildWords(state, words));
+    if (!replayed) TM_RETURN_IF_ERROR(BuildWords(state, words, *splitter));
   }
   source.Release();  // the words live on in state.words
   if (!replay) {
