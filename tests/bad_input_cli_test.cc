@@ -32,12 +32,8 @@ using ::testing::StartsWith;
 using testing::CliResult;
 using testing::ExpectOneErrorLine;
 using testing::RunCli;
+using testing::ReadAll;
 using testing::TempDir;
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 bool Exists(const std::string& path) {
   struct stat st;

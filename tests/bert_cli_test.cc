@@ -16,19 +16,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::CliResult;
 using testing::RunCli;
+using testing::Lines;
 using testing::TempDir;
-
-std::vector<std::string> Lines(const std::string& out) {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start < out.size()) {
-    size_t end = out.find('\n', start);
-    if (end == std::string::npos) end = out.size();
-    lines.push_back(out.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
-}
 
 // "Héllo,<TAB>WORLD! 野口<U+0001>x" and a special token.
 const std::string kText = "H\xC3\xA9llo,\tWORLD! \xE9\x87\x8E\xE5\x8F\xA3\x01x<s>\xC3\x89t\xC3\xA9";

@@ -29,20 +29,10 @@ using ::testing::StartsWith;
 using testing::CliResult;
 using testing::InterruptAtMerge;
 using testing::RunCli;
+using testing::SplitWords;
+using testing::ReadAll;
 using testing::TempDir;
 using testing::TrainingChild;
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-std::vector<std::string> Split(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
 
 // A Chinese technical corpus: sentences about 机器学习, 深度神经网络, Transformer架构 and other
 // terms, from templates with varied terms and numbers.
@@ -85,7 +75,7 @@ Encoded EncodeWithPieces(const std::string& tokenizer, const std::string& text) 
   Encoded e;
   CliResult r = RunCli({"encode", "--whole", "--tokenizer", tokenizer}, text);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  e.ids = Split(r.out);
+  e.ids = SplitWords(r.out);
   for (const std::string& id : e.ids) {
     CliResult d = RunCli({"decode", "--tokenizer", tokenizer}, id + "\n");
     EXPECT_EQ(d.exit_code, 0) << d.err;
@@ -308,7 +298,6 @@ TEST(CharCli, ResumeExtendsAFinishedRunToTheDirectRunsFile) {
   EXPECT_THAT(coverage.err, HasSubstr("--character-coverage"));
 }
 
-
 TEST(CharCli, InterruptedRunResumesToTheUninterruptedRunsFile) {
   TempDir dir;
   const std::string corpus = dir.Write("mix.txt", MixedCorpus());
@@ -372,7 +361,7 @@ TEST(CharCli, EncodeThenDecodeGivesUnseenEmojiAndInvalidBytesBack) {
     }
     CliResult emoji = RunCli({"encode", "--whole", "--tokenizer", out}, "\xf0\x9f\xa6\x84");
     ASSERT_EQ(emoji.exit_code, 0) << emoji.err;
-    const std::vector<std::string> ids = Split(emoji.out);
+    const std::vector<std::string> ids = SplitWords(emoji.out);
     ASSERT_EQ(ids.size(), 4u) << emoji.out;
     // Byte-fallback ids are 256 consecutive ids in byte order: <0xF0> - <0x84> = 0xF0 - 0x84.
     EXPECT_EQ(std::stoi(ids[0]) - std::stoi(ids[3]), 0xf0 - 0x84);

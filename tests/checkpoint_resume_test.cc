@@ -29,17 +29,12 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::RunCli;
+using testing::ReadAll;
 using testing::TempDir;
 using testing::TrainingChild;
 using Child = TrainingChild;
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 const std::string kSample = std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/sample.txt";
-
 
 const std::vector<std::string> kTrainOptions = {"--vocab-size", "6000", "--special-token", "<|s|>"};
 

@@ -17,6 +17,7 @@ namespace tokenmill {
 namespace {
 
 using testing::RunCli;
+using testing::Lines;
 
 // Reverses the escaping documented in `tokenmill pretokenize --help`.
 std::string Unescape(std::string_view line) {
@@ -37,18 +38,6 @@ std::string Unescape(std::string_view line) {
     }
   }
   return out;
-}
-
-std::vector<std::string> Lines(const std::string& out) {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start < out.size()) {
-    size_t end = out.find('\n', start);
-    if (end == std::string::npos) end = out.size();
-    lines.push_back(out.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
 }
 
 std::vector<std::string> PrintedPieces(const std::string& out) {

@@ -17,6 +17,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
+using testing::ReadAll;
 using testing::RunCli;
 using testing::TempDir;
 
@@ -26,13 +27,6 @@ std::string SampleText(size_t bytes) {
   in.read(text.data(), static_cast<std::streamsize>(bytes));
   text.resize(static_cast<size_t>(in.gcount()));
   return text.substr(0, text.rfind('\n') + 1);
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 size_t Lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }

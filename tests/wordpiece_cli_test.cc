@@ -40,32 +40,18 @@ using testing::CliResult;
 using testing::ExpectOneErrorLine;
 using testing::InterruptAtMerge;
 using testing::RunCli;
+using testing::SplitWords;
+using testing::ReadAll;
 using testing::TempDir;
 using testing::TrainingChild;
 
 const std::vector<std::string> kBertSpecials = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-std::vector<std::string> Split(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
 // The lines of a vocab.txt (each ends with "\n"): token k is line k.
-std::vector<std::string> Lines(const std::string& path) {
+std::vector<std::string> VocabLines(const std::string& path) {
   const std::string text = ReadAll(path);
   EXPECT_THAT(text, EndsWith("\n"));
-  std::vector<std::string> lines;
-  for (size_t at = 0, eol; (eol = text.find('\n', at)) != std::string::npos; at = eol + 1) {
-    lines.push_back(text.substr(at, eol - at));
-  }
-  return lines;
+  return testing::Lines(text);
 }
 
 // ---- the corpus, and what is known of it without tokenmill -------------------------------------
@@ -209,7 +195,7 @@ std::string Joined(const std::vector<std::string>& ids) {
 std::vector<std::string> Encode(const std::string& tokenizer, const std::string& text) {
   CliResult r = RunCli({"encode", "--whole", "--tokenizer", tokenizer}, text);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  return Split(r.out);
+  return SplitWords(r.out);
 }
 
 std::string Decode(const std::string& tokenizer, const std::vector<std::string>& ids) {
@@ -251,7 +237,7 @@ TEST_P(WordPieceScoring, TrainsEncodesByLongestMatchAndDecodesByHfRule) {
   CliResult trained = TrainWordPiece(corpus, json, flags, /*quiet=*/false);
   ASSERT_EQ(trained.exit_code, 0) << trained.err;
   ASSERT_EQ(TrainWordPiece(corpus, dir.File("v.txt"), flags).exit_code, 0);
-  const Vocab vocab(Lines(dir.File("v.txt")));
+  const Vocab vocab(VocabLines(dir.File("v.txt")));
   ASSERT_EQ(vocab.tokens.size(), 120u);
 
   // Ids: the specials 0..4, then the alphabet worked out from the corpus above.
@@ -321,7 +307,7 @@ TEST(WordPieceCli, HandWorkedCorpusMergesInEachScoringsOrder) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::vector<std::string> expected = initial;
     expected.insert(expected.end(), merged.begin(), merged.end());
-    EXPECT_EQ(Lines(out), expected);
+    EXPECT_EQ(VocabLines(out), expected);
     // Encoded by hand: ab -> its id; "abd" -> ab ##d (10); "cab" has no ##a -> [UNK].
     const std::string json = dir.File(score + ".json");
     ASSERT_EQ(TrainWordPiece(corpus, json, {"--vocab-size", "13", "--wordpiece-score", score})
@@ -350,7 +336,7 @@ TEST(WordPieceCli, MaxInputCharsPerWordCountsCharactersAndLongerWordsAreUnknown)
   EXPECT_EQ(ReadAll(dir.File("m4.txt")), ReadAll(dir.File("d.txt")));
   EXPECT_THAT(ReadAll(dir.File("m4.json")), HasSubstr("\"max_input_chars_per_word\": 4,"));
   EXPECT_THAT(ReadAll(dir.File("d.json")), HasSubstr("\"max_input_chars_per_word\": 100,"));
-  const Vocab vocab(Lines(dir.File("d.txt")));
+  const Vocab vocab(VocabLines(dir.File("d.txt")));
   const std::string text = "déjà home while wonderful vu";
   const std::vector<std::string> long_words = Encode(dir.File("m4.json"), text);
   EXPECT_EQ(long_words, ExpectedIds(vocab, text, 1, 4));
@@ -381,7 +367,7 @@ TEST(WordPieceCli, SpecialTokensAreBertsFiveNoneOrTheGivenOnes) {
     all.insert(all.end(), flags.begin(), flags.end());
     CliResult r = TrainWordPiece(corpus, out, all);
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    std::vector<std::string> lines = Lines(out);
+    std::vector<std::string> lines = VocabLines(out);
     if (!flags.empty()) {
       for (const char* s : {"[PAD]", "[CLS]", "[SEP]", "[MASK]"}) {
         EXPECT_THAT(lines, Not(::testing::Contains(s)));
@@ -412,7 +398,7 @@ TEST(WordPieceCli, SpecialTokensAreBertsFiveNoneOrTheGivenOnes) {
   const std::string none = dir.File("none.json");
   ASSERT_EQ(TrainWordPiece(corpus, none, no_unknown).exit_code, 0);
   ASSERT_EQ(TrainWordPiece(corpus, dir.File("none.txt"), no_unknown).exit_code, 0);
-  EXPECT_EQ(Encode(none, "the fox"), ExpectedIds(Vocab(Lines(dir.File("none.txt"))), "the fox"));
+  EXPECT_EQ(Encode(none, "the fox"), ExpectedIds(Vocab(VocabLines(dir.File("none.txt"))), "the fox"));
   ExpectOneErrorLine(RunCli({"encode", "--whole", "--tokenizer", none}, "the zone"), "encode", 1,
                      {"'zone'", "[UNK]"});
   // With [UNK] alone it is id 0.
@@ -439,7 +425,7 @@ TEST(WordPieceCli, VocabTxtIsOneTokenPerLineInIdOrderAndConvertKeepsTheIds) {
   const std::string vocab_txt = ReadAll(txt);
   EXPECT_EQ(std::count(vocab_txt.begin(), vocab_txt.end(), '\n'), 130);
   EXPECT_EQ(vocab_txt.find('\r'), std::string::npos);
-  const std::vector<std::string> lines = Lines(txt);
+  const std::vector<std::string> lines = VocabLines(txt);
   for (size_t id = 0; id < lines.size(); ++id) {
     EXPECT_EQ(Decode(json, {std::to_string(id)}), lines[id]) << "id " << id;
   }
@@ -607,7 +593,7 @@ TEST(WordPieceCli, ResumeKeepsTheHfSymbolOrder) {
     return chars == 1;
   };
   std::vector<std::string> marked, reordered;
-  for (const std::string& line : Lines(dir.File("plain.txt"))) {
+  for (const std::string& line : VocabLines(dir.File("plain.txt"))) {
     if (line.starts_with("##") && one_char(std::string_view(line).substr(2))) {
       marked.insert(marked.begin(), line);
     } else {
@@ -667,7 +653,7 @@ TEST(WordPieceCli, OutputFormatsAndVocabTxtEdges) {
   CliResult resumed = RunCli({"train", "--resume", dir.File("t.json.ckpt"), "--vocab-size", "1200",
                               "--quiet", "--output", dir.File("t.txt")});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
-  const std::vector<std::string> lines = Lines(dir.File("t.txt"));
+  const std::vector<std::string> lines = VocabLines(dir.File("t.txt"));
   ASSERT_EQ(lines.size(), 1200u);
   EXPECT_EQ(lines[0], "[PAD]");
 
@@ -751,7 +737,7 @@ TEST(WordPieceCli, ExplainShowsTheLongestMatchesAtTheirBytesOrWhyAWordIsUnknown)
   const std::string json = dir.File("t.json");
   ASSERT_EQ(TrainWordPiece(corpus, json, {"--vocab-size", "120"}).exit_code, 0);
   ASSERT_EQ(TrainWordPiece(corpus, dir.File("t.txt"), {"--vocab-size", "120"}).exit_code, 0);
-  const Vocab vocab(Lines(dir.File("t.txt")));
+  const Vocab vocab(VocabLines(dir.File("t.txt")));
   const std::string long_word(101, 'a');
   const std::string text = "déjà playing, zone haze dogs " + long_word;
   CliResult r = RunCli({"explain", "--tokenizer", json, text});
@@ -808,7 +794,7 @@ TEST(WordPieceCli, InspectShowsTheModelThePrefixAndTheUnknownToken) {
   const std::string txt = dir.File("t.txt");
   ASSERT_EQ(TrainWordPiece(corpus, json, {"--vocab-size", "120"}).exit_code, 0);
   ASSERT_EQ(TrainWordPiece(corpus, txt, {"--vocab-size", "120"}).exit_code, 0);
-  const std::vector<std::string> lines = Lines(txt);
+  const std::vector<std::string> lines = VocabLines(txt);
   ASSERT_EQ(lines.size(), 120u);
   size_t continuing = 0;
   for (size_t id = 5; id < lines.size(); ++id) continuing += lines[id].starts_with("##");

@@ -20,6 +20,14 @@ CliResult RunProgram(const std::string& binary, const std::vector<std::string>& 
 // Runs the tokenmill CLI.
 CliResult RunCli(const std::vector<std::string>& args, const std::string& input = "");
 
+// The contents of the file at `path` ("" when it cannot be read).
+std::string ReadAll(const std::string& path);
+// The lines of `text` without their "\n" (a last line without one is a line; a final "\n"
+// starts none).
+std::vector<std::string> Lines(const std::string& text);
+// `text` split at whitespace: a line of ids into the ids.
+std::vector<std::string> SplitWords(const std::string& text);
+
 // A fresh empty folder under the system temp folder, removed by the destructor.
 class TempDir {
  public:
