@@ -113,6 +113,9 @@ constexpr char kTrainDescription[] =
     "(--wordpiece-score), on characters with ## before word-internal pieces, the BERT\n"
     "pre-tokenizer and [PAD] [UNK] [CLS] [SEP] [MASK] unless told otherwise; it writes\n"
     "tokenizer.json or BERT's vocab.txt (--output *.txt or --format vocab-txt).\n"
+    "--algorithm unigram trains SentencePiece's Unigram language model: seed pieces from\n"
+    "the words' frequent substrings, EM rounds, pruning to --vocab-size; on characters with\n"
+    "byte fallback, the metaspace preset and NFKC, <unk> at id 0 unless told otherwise.\n"
     "--progress also reports the merges (bar: merges/s, ETA, the last token).\n"
     "Checkpoints (OUTPUT.ckpt by default) are written after counting, at the end, on\n"
     "Ctrl-C/SIGTERM and as often as asked; `tokenmill train --resume CKPT` continues an\n"
@@ -122,10 +125,25 @@ constexpr char kTrainDescription[] =
 void RegisterTrainFlags(FlagSet& flags, TrainCommandOptions* options) {
   TrainingRunOptions& run = options->run;
   flags.AddEnum("algorithm", &run.trainer.algorithm,
-                {{"bpe", Algorithm::kBpe}, {"wordpiece", Algorithm::kWordPiece}},
-                "bpe, or wordpiece (BERT's: --unit char, --continuing-subword-prefix ##, "
+                {{"bpe", Algorithm::kBpe},
+                 {"wordpiece", Algorithm::kWordPiece},
+                 {"unigram", Algorithm::kUnigram}},
+                "bpe, wordpiece (BERT's: --unit char, --continuing-subword-prefix ##, "
                 "--preset bert, BERT's special tokens at the start and --character-coverage 1 "
-                "unless given)");
+                "unless given), or unigram (SentencePiece's: --unit char, --preset metaspace, "
+                "--normalize nfkc, <unk> at id 0 unless given)");
+  flags.AddSize("seed-size", &run.trainer.seed_size,
+                "--algorithm unigram: the seed vocabulary's substrings (the most frequent by "
+                "count x length, beside every character)");
+  flags.AddSize("max-piece-length", &run.trainer.max_piece_length,
+                "--algorithm unigram: the longest piece, in characters");
+  flags.AddSize("sub-iterations", &run.trainer.sub_iterations,
+                "--algorithm unigram: EM steps per round, before each pruning");
+  flags.AddDouble("shrinking-factor", &run.trainer.shrinking_factor,
+                  "--algorithm unigram: the share of pieces each pruning keeps, in (0, 1)");
+  flags.AddBool("split-by-script", &run.trainer.split_by_script,
+                "--algorithm unigram: a piece keeps to one Unicode script (SentencePiece's "
+                "split_by_unicode_script; digits and punctuation are the Common script)");
   flags.AddEnum("wordpiece-score", &run.trainer.wordpiece_score,
                 {{"likelihood", WordPieceScore::kLikelihood},
                  {"frequency", WordPieceScore::kFrequency}},
@@ -227,6 +245,29 @@ absl::StatusOr<std::vector<std::string>> MarkedSymbols(const std::string& path,
 // without it are usage errors.
 absl::Status ApplyAlgorithmDefaults(TrainCommandOptions& options, const FlagSet& flags) {
   TrainingRunOptions& run = options.run;
+  if (run.trainer.algorithm != Algorithm::kUnigram) {
+    for (const char* flag : {"seed-size", "max-piece-length", "sub-iterations",
+                             "shrinking-factor", "split-by-script"}) {
+      if (flags.WasSet(flag)) {
+        return OptionError(StrCat("--", flag, " applies only to `algorithm` unigram"),
+                           {"algorithm"});
+      }
+    }
+  }
+  if (run.trainer.algorithm == Algorithm::kUnigram) {
+    for (const char* flag : {"min-frequency", "max-token-length", "continuing-subword-prefix",
+                             "end-of-word-suffix", "hf-compat", "hf-all-bytes",
+                             "hf-symbol-order"}) {
+      if (flags.WasSet(flag)) {
+        return OptionError(StrCat("--", flag, " is a BPE option; `algorithm` unigram does not "
+                                  "take it",
+                                  std::string_view(flag) == "max-token-length"
+                                      ? " (its limit is `max_piece_length`)"
+                                      : ""),
+                           {"algorithm"});
+      }
+    }
+  }
   if (run.trainer.algorithm != Algorithm::kWordPiece) {
     for (const char* flag : {"wordpiece-score", "max-input-chars-per-word", "bert-specials"}) {
       if (flags.WasSet(flag)) {
@@ -234,8 +275,18 @@ absl::Status ApplyAlgorithmDefaults(TrainCommandOptions& options, const FlagSet&
                            {"algorithm"});
       }
     }
+  }
+  if (run.trainer.algorithm == Algorithm::kUnigram) {
+    TrainerOptions& t = run.trainer;
+    if (!flags.WasSet("unit")) t.units = UnitKind::kChar;
+    if (!flags.WasSet("special-tokens-at")) t.special_tokens_at = SpecialTokensAt::kStart;
+    if (!flags.WasSet("preset") && !flags.WasSet("pattern")) {
+      run.corpus.pretokenizer.preset = "metaspace";
+    }
+    if (!flags.WasSet("normalize")) run.corpus.pretokenizer.normalizer.form = NormalForm::kNfkc;
     return absl::OkStatus();
   }
+  if (run.trainer.algorithm != Algorithm::kWordPiece) return absl::OkStatus();
   TrainerOptions& t = run.trainer;
   if (!flags.WasSet("unit")) t.units = UnitKind::kChar;
   if (!flags.WasSet("continuing-subword-prefix")) t.continuing_subword_prefix = "##";

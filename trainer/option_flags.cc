@@ -34,7 +34,8 @@ constexpr std::string_view kOptions[] = {
     "checkpoint_interval", "ignore_corpus_change", "inputs", "algorithm", "units",
     "character_coverage", "limit_alphabet", "byte_fallback", "unknown_bytes",
     "continuing_subword_prefix", "end_of_word_suffix", "wordpiece_score",
-    "max_input_chars_per_word", "marked_symbol_order",
+    "max_input_chars_per_word", "marked_symbol_order", "seed_size", "max_piece_length",
+    "sub_iterations", "shrinking_factor", "split_by_script",
 };
 
 }  // namespace

@@ -62,6 +62,9 @@ struct Checkpoint {
   // and may move `merges` away. A writer that is given a count of 0 uses `merges` instead.
   std::string merges_raw;
   uint64_t merges_raw_count = 0;
+  // A round-based trainer's state after its last step (TrainEvent::state, in the trainer's own
+  // format), or empty.
+  std::string trainer_state;
   bool finished = false;  // training had stopped by itself (target reached or no pairs left)
   int64_t created_unix_seconds = 0;
 
@@ -133,7 +136,8 @@ class CheckpointWriter {
   absl::Status PrepareTable(const WordCounts& words);
   // The merges frames for `merges_raw`, compressing only what extends the last write's.
   absl::StatusOr<std::string_view> MergesFrames(std::string_view merges_raw);
-  std::string Header(const Checkpoint& checkpoint, uint64_t merge_count, uint64_t merges_size,
+  std::string Header(const Checkpoint& checkpoint, std::string_view state_frame,
+                     uint64_t merge_count, uint64_t merges_size,
                      std::string_view words_name) const;
   absl::Status CacheTable(const WordCounts& words);
   // Compresses what SerializeWordTable copied.

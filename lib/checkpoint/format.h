@@ -12,6 +12,8 @@
 //   fixed32 header size, header bytes (below)
 //   fixed32 CRC-32 of everything above
 //   words frame                       inline tables only. zstd (with its content checksum)
+// (A round-based trainer's state, Unigram's pieces and scores, is the header's kTrainerState
+// record; such checkpoints hold no merges.)
 //   merges frames                     zstd frames (each with its content checksum) whose contents,
 //                                     one after another, are the merges so far, each as (left
 //                                     bytes, right bytes, its pair count when chosen or 0): a
@@ -66,6 +68,8 @@ enum HeaderTag : uint32_t {
   kMergesFrameSize = 15, // varint: the merges frames' total size
   kTableFile = 16,       // optional: bytes name (no '/'), fixed32 CRC-32 of its frame; absent:
                          // the table is inline
+  kTrainerState = 17,    // optional: bytes, a zstd frame of the state a round-based trainer
+                         // (Unigram) reported after its last step (TrainEvent::state)
 };
 
 }  // namespace tokenmill::checkpoint_format

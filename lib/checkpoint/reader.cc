@@ -76,12 +76,20 @@ absl::Status ParseTaggedHeader(std::string_view header, std::string_view source,
     switch (ok ? tag : 0) {
       case kModelType:
         ok = h.Varint(&value);
-        if (ok && value != static_cast<uint64_t>(ModelType::kBpe)) {
+        if (ok && value != static_cast<uint64_t>(ModelType::kBpe) &&
+            value != static_cast<uint64_t>(ModelType::kUnigram)) {
           return Corrupt(source, StrCat("it trains model type ", value,
                                         ", which this tokenmill does not know"));
         }
-        checkpoint.model_type = ModelType::kBpe;
+        checkpoint.model_type = static_cast<ModelType>(value);
         break;
+      case kTrainerState: {
+        ok = h.Bytes(&bytes);
+        if (!ok) break;
+        TM_ASSIGN_OR_RETURN(checkpoint.trainer_state,
+                            Decompress(bytes, source, "the trainer's state"));
+        break;
+      }
       case kTrainerOptions:
       case kCorpusOptions:
       case kRunOptions:

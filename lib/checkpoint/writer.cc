@@ -114,7 +114,8 @@ absl::StatusOr<std::string_view> CheckpointWriter::MergesFrames(std::string_view
   return std::string_view(merges_frames_);
 }
 
-std::string CheckpointWriter::Header(const Checkpoint& checkpoint, uint64_t merge_count,
+std::string CheckpointWriter::Header(const Checkpoint& checkpoint, std::string_view state_frame,
+                                     uint64_t merge_count,
                                      uint64_t merges_size, std::string_view words_name) const {
   std::string header;
   BinaryWriter h(&header);
@@ -155,6 +156,7 @@ std::string CheckpointWriter::Header(const Checkpoint& checkpoint, uint64_t merg
     h.Bytes(words_name);
     h.Fixed32(words_crc_);
   }
+  if (!state_frame.empty()) bytes(kTrainerState, state_frame);
   return header;
 }
 
@@ -163,7 +165,12 @@ absl::StatusOr<CheckpointWriter::Parts> CheckpointWriter::BuildParts(
     std::string_view words_name) {
   TM_RETURN_IF_ERROR(PrepareTable(checkpoint.words));
   TM_ASSIGN_OR_RETURN(std::string_view merges_frame, MergesFrames(merges_raw));
-  const std::string header = Header(checkpoint, merge_count, merges_frame.size(), words_name);
+  std::string state_frame;
+  if (!checkpoint.trainer_state.empty()) {
+    TM_ASSIGN_OR_RETURN(state_frame, Compress(checkpoint.trainer_state, threads_, 3));
+  }
+  const std::string header =
+      Header(checkpoint, state_frame, merge_count, merges_frame.size(), words_name);
   Parts parts;
   BinaryWriter w(&parts.head);
   w.Raw(kMagic);

@@ -122,6 +122,10 @@ bool TrainingCheckpointer::AfterStep(const TrainEvent& event, bool stop) {
                                   event.merge->count);
     ++merge_count_;
   }
+  if (!path_.empty() && !event.state.empty()) {
+    base_.trainer_state.assign(event.state);
+    rounds_ = event.steps_done;
+  }
   if (stop) {
     absl::Status status = WriteNow(false);
     if (!status.ok() && status_.ok()) status_ = status;
@@ -163,6 +167,7 @@ void TrainingCheckpointer::StartWrite(bool finished) {
   snapshot.corpus_files = base_.corpus_files;
   snapshot.documents = base_.documents;
   snapshot.corpus_bytes = base_.corpus_bytes;
+  snapshot.trainer_state = base_.trainer_state;
   snapshot.finished = base_.finished;
   snapshot.created_unix_seconds = base_.created_unix_seconds;
   pending_ = std::async(std::launch::async, [this, snapshot = std::move(snapshot),

@@ -1,5 +1,6 @@
 // TrainingCheckpointer: writes the checkpoints of one training run, driven by the trainer's
-// steps (TrainControl::after_step).
+// steps (TrainControl::after_step): merges are appended one by one, a round-based trainer's
+// state (TrainEvent::state) replaces the last one.
 //
 // Contract:
 //  - A checkpoint is written right after counting (StartWrite), every `every` steps and/or
@@ -57,6 +58,8 @@ class TrainingCheckpointer {
   const absl::Status& status() const { return status_; }
   const std::string& path() const { return path_; }
   size_t merges_done() const { return merge_count_; }
+  // Round-based trainers (Unigram): the rounds the last recorded state is after.
+  size_t rounds_done() const { return rounds_; }
   // Checkpoints written by this object and the seconds spent writing them.
   size_t writes() const { return writes_; }
   double write_seconds() const { return write_seconds_; }
@@ -80,6 +83,7 @@ class TrainingCheckpointer {
   // The merges so far, serialized (CheckpointWriter::AppendMerge), and how many.
   std::string merges_raw_;
   uint64_t merge_count_ = 0;
+  size_t rounds_ = 0;
   // writer_ holds the word table serialized. The first write (in the background) serializes
   // it, signals, then compresses it as it writes; ReleaseWordTable waits for the serialization
   // only, so the trainer does not wait for zstd.

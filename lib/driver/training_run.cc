@@ -136,8 +136,9 @@ absl::Status TrainingRun::Gather(RunOutcome& outcome, Checkpoint& base, CorpusCo
     outcome.first_skipped = counts.first_skipped;
   }
   // The checkpoint's model type names its steps' kind: merges, for BPE and WordPiece alike
-  // (the algorithm is a trainer option).
-  base.model_type = ModelType::kBpe;
+  // (the algorithm is a trainer option), or Unigram's rounds (a state of pieces and scores).
+  base.model_type =
+      options_.trainer.algorithm == Algorithm::kUnigram ? ModelType::kUnigram : ModelType::kBpe;
   base.format_version = kCheckpointFormatVersion;
   StoreOptions(options_, base);
   return absl::OkStatus();
@@ -200,6 +201,7 @@ absl::StatusOr<RunOutcome> TrainingRun::Run(const RunHooks& hooks) {
     // form (base.merges_raw).
     prior.merges = std::move(resumed_->merges);
     prior.merge_counts = std::move(resumed_->merge_counts);
+    prior.state = resumed_->trainer_state;
   }
   TM_RETURN_IF_ERROR(Gather(outcome, base, counts, resumed_words));
   outcome.checkpoint_path = options_.CheckpointPath();

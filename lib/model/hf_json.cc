@@ -11,6 +11,8 @@
 #include "model/bpe/bpe_hf_json.h"
 #include "model/hf_json_fields.h"
 #include "model/json_writer.h"
+#include "model/unigram/unigram_files.h"
+#include "model/unigram/unigram_model.h"
 #include "model/wordpiece/wordpiece_model.h"
 #include "model/wordpiece/wordpiece_files.h"
 #include "pretokenize/presets.h"
@@ -58,6 +60,9 @@ std::vector<std::string> HfJsonPieces(const Model& model) {
       break;
     case ModelType::kWordPiece:
       AppendWordPieceModelJson(*wordpiece, pieces);
+      break;
+    case ModelType::kUnigram:
+      AppendUnigramModelJson(*AsUnigram(model), pieces);
       break;
   }
   return pieces;
@@ -293,6 +298,27 @@ absl::StatusOr<std::unique_ptr<Model>> WordPieceFromHfJson(simdjson::dom::elemen
   return std::unique_ptr<Model>(std::move(model));
 }
 
+absl::StatusOr<std::unique_ptr<Model>> UnigramFromHfJson(simdjson::dom::element root,
+                                                         simdjson::dom::element model_json,
+                                                         std::string_view source) {
+  auto model = std::make_unique<UnigramModel>();
+  simdjson::dom::element pre;
+  if (root["pre_tokenizer"].get(pre)) return HfJsonFieldError(source, "pre_tokenizer", "is missing");
+  TM_ASSIGN_OR_RETURN(ParsedPreTokenizer parsed, ParsePreTokenizer(pre, source));
+  if (parsed.units != UnitKind::kChar) {
+    return HfJsonFieldError(source, "pre_tokenizer",
+                            "is ByteLevel, which tokenmill does not read with a Unigram model");
+  }
+  model->pretokenizer = std::move(parsed.config);
+  TM_ASSIGN_OR_RETURN(model->pretokenizer.normalizer, ParseNormalizer(root, source));
+  absl::flat_hash_map<TokenId, std::string> added;
+  TM_RETURN_IF_ERROR(ParseAddedTokens(root, source, added, model->specials));
+  TM_RETURN_IF_ERROR(ParseUnigramModelJson(model_json, added, source, *model));
+  std::sort(model->specials.begin(), model->specials.end(),
+            [](const SpecialToken& a, const SpecialToken& b) { return a.id < b.id; });
+  return std::unique_ptr<Model>(std::move(model));
+}
+
 }  // namespace
 
 std::string ToHfJson(const Model& model) {
@@ -322,9 +348,11 @@ absl::StatusOr<std::unique_ptr<Model>> FromHfJson(std::string_view json, std::st
     return HfJsonFieldError(source, "model.type", "is not a string");
   }
   if (type == ModelTypeName(ModelType::kWordPiece)) return WordPieceFromHfJson(root, model_json, source);
+  if (type == ModelTypeName(ModelType::kUnigram)) return UnigramFromHfJson(root, model_json, source);
   if (type != ModelTypeName(ModelType::kBpe)) {
-    return HfJsonFieldError(source, "model.type",
-                            StrCat("is \"", type, "\"; tokenmill reads \"BPE\" and \"WordPiece\""));
+    return HfJsonFieldError(
+        source, "model.type",
+        StrCat("is \"", type, "\"; tokenmill reads \"BPE\", \"WordPiece\" and \"Unigram\""));
   }
   auto model = std::make_unique<BpeModel>();
   TM_RETURN_IF_ERROR(ParseBpeModelFlags(model_json, source, *model));

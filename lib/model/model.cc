@@ -8,6 +8,7 @@ std::string_view ModelTypeName(ModelType type) {
   switch (type) {
     case ModelType::kBpe: return "BPE";
     case ModelType::kWordPiece: return "WordPiece";
+    case ModelType::kUnigram: return "Unigram";
   }
   return "?";
 }

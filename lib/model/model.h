@@ -1,4 +1,4 @@
-// Model: the interface every tokenizer model implements (BPE, WordPiece; Unigram to come), so
+// Model: the interface every tokenizer model implements (BPE, WordPiece, Unigram), so
 // that the encoder pipeline, the file writers and the tools need no algorithm's internals: its
 // vocabulary (an id to its bytes), its special tokens, how text is split before it (the
 // pre-tokenizer) and what its tokens are made of (its units), and the piece encoder that turns
@@ -32,8 +32,9 @@ struct SpecialToken {
 enum class ModelType : uint8_t {
   kBpe = 1,
   kWordPiece = 2,
+  kUnigram = 3,
 };
-// As tokenizer.json's "model.type" spells it ("BPE", "WordPiece").
+// As tokenizer.json's "model.type" spells it ("BPE", "WordPiece", "Unigram").
 std::string_view ModelTypeName(ModelType type);
 
 // The ids of `specials`, checked against `tokens` (each model's Validate): a special token is not

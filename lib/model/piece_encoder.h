@@ -40,6 +40,13 @@ struct EncoderOptions {
   // BPE: split pieces of 3-byte characters where no token can straddle (CharSegments: exact,
   // and a table lookup per Chinese character); false only to compare against the plain path.
   bool split_pieces = true;
+  // Unigram: with unigram_alpha > 0, each piece's segmentation is drawn at random with
+  // probability proportional to exp(alpha * score) (subword regularization), among all of them
+  // (unigram_nbest <= 0) or among the unigram_nbest best; `sample_seed` seeds each thread's
+  // generator (the draws then repeat for one thread). These do change the ids.
+  double unigram_alpha = 0;
+  int unigram_nbest = 0;
+  uint64_t sample_seed = 0;
 };
 
 // One step of encoding a piece that joined two parts into one (a BPE merge).
@@ -63,6 +70,13 @@ struct ExplainedPiece {
   // unknown token, why.
   std::vector<size_t> piece_starts;
   std::string unknown_reason;
+  // Unigram: the best path's score, and the runner-up (the second-best segmentation; none when
+  // the piece has one) with its starts and score.
+  double path_score = 0;
+  bool has_runner_up = false;
+  std::vector<TokenId> runner_up;
+  std::vector<size_t> runner_up_starts;
+  double runner_up_score = 0;
 };
 
 class PieceEncoder {

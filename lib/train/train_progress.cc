@@ -71,6 +71,21 @@ bool TrainProgress::OnStep(const TrainEvent& event) {
     eta_.Observe(event.steps_done, event.work,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
   }
+  if (event.pieces > 0) {
+    // A round-based trainer (Unigram): every round is drawn, and logged with --verbose.
+    rounds_ = true;
+    pieces_ = event.pieces;
+    log_likelihood_ = event.log_likelihood;
+    if (log_every_ > 0) {
+      if (drawn_ && format_ == ProgressFormat::kBar) std::fputc('\n', out_);
+      drawn_ = false;
+      std::fprintf(out_, "round %zu/%zu: %zu pieces, log-likelihood %.6g%s\n", event.steps_done,
+                   event.steps_planned, event.pieces, event.log_likelihood,
+                   event.replayed ? " [resumed]" : "");
+    }
+    if (format_ != ProgressFormat::kNone) Draw(false);
+    return true;
+  }
   const LearnedMerge* merge = event.merge;
   if (merge != nullptr && log_every_ > 0 && event.steps_done % log_every_ == 0) {
     if (drawn_ && format_ == ProgressFormat::kBar) std::fputc('\n', out_);
@@ -96,6 +111,22 @@ void TrainProgress::Draw(bool final) {
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   double rate = elapsed > 0 ? static_cast<double>(done_) / elapsed : 0;
   double eta = eta_.RemainingSeconds(planned_);
+  if (rounds_) {
+    if (format_ == ProgressFormat::kJson) {
+      std::fprintf(out_,
+                   "{\"stage\":\"train\",\"round\":%zu,\"planned\":%zu,\"pieces\":%zu,"
+                   "\"log_likelihood\":%.17g,\"eta_s\":%.1f%s}\n",
+                   done_, planned_, pieces_, log_likelihood_, final ? 0.0 : eta,
+                   final ? ",\"done\":true" : "");
+    } else {
+      std::fprintf(out_, "\rtraining: EM round %zu of about %zu  %zu pieces  log-likelihood %.6g  "
+                   "ETA %s\x1b[K",
+                   done_, planned_, pieces_, log_likelihood_, Clock(final ? 0.0 : eta).c_str());
+      drawn_ = true;
+    }
+    std::fflush(out_);
+    return;
+  }
   if (format_ == ProgressFormat::kJson) {
     std::fprintf(out_,
                  "{\"stage\":\"train\",\"merges\":%zu,\"planned\":%zu,\"merges_per_s\":%.1f,"

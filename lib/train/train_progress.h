@@ -9,6 +9,9 @@
 //  - kNone: nothing.
 // Independently, log_every > 0 logs every log_every-th merge as
 //   merge 100/30000: 'a' + 'b' -> 'ab' (count 1234)
+// Round-based trainers (Unigram) are drawn after every round instead: the EM round of about how
+// many, the vocabulary's size and the corpus log-likelihood (JSON: "round", "pieces",
+// "log_likelihood"); log_every > 0 logs every round.
 // with bytes outside printable ASCII escaped (\n, \t, \xHH), one line each.
 #pragma once
 
@@ -47,6 +50,10 @@ class TrainProgress {
   EtaModel eta_;
   std::string last_token_;
   bool drawn_ = false;
+  // Round-based trainers (TrainEvent::pieces): the last round's vocabulary and log-likelihood.
+  bool rounds_ = false;
+  size_t pieces_ = 0;
+  double log_likelihood_ = 0;
 };
 
 // Bytes as text for logs: printable ASCII and UTF-8 as is, \n \t \\ and \xHH otherwise.

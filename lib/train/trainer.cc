@@ -4,6 +4,7 @@
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "train/bpe/bpe_trainer.h"
+#include "train/unigram/unigram_trainer.h"
 #include "train/wordpiece/wordpiece_trainer.h"
 
 namespace tokenmill {
@@ -15,6 +16,8 @@ absl::StatusOr<std::unique_ptr<Trainer>> MakeTrainer(const TrainerOptions& optio
       return std::unique_ptr<Trainer>(std::make_unique<BpeTrainer>(options));
     case Algorithm::kWordPiece:
       return std::unique_ptr<Trainer>(std::make_unique<WordPieceTrainer>(options));
+    case Algorithm::kUnigram:
+      return std::unique_ptr<Trainer>(std::make_unique<UnigramTrainer>(options));
   }
   return absl::InvalidArgumentError(
       StrCat("algorithm ", static_cast<int>(options.algorithm), " is unknown"));

@@ -1,5 +1,5 @@
 // Trainer: the interface every training algorithm implements (BPE in lib/train/bpe/, WordPiece
-// in lib/train/wordpiece/ on BPE's phases; Unigram to come), and the factory keyed on
+// in lib/train/wordpiece/ on BPE's phases, Unigram in lib/train/unigram/), and the factory keyed on
 // TrainerOptions::algorithm.
 //
 // A trainer learns a Model from a WordSource (the counted corpus) under a TrainControl that
@@ -46,6 +46,14 @@ struct TrainEvent {
   uint64_t work = 0;
   // Merge-based trainers: the merge of this step (null for other kinds of step).
   const LearnedMerge* merge = nullptr;
+  // Trainers whose steps are rounds over a whole vocabulary (Unigram): the trainer's state
+  // after this step, serialized in its own format, which a checkpoint keeps (the latest one)
+  // and hands back through PriorSteps::state; empty for merge steps.
+  std::string_view state;
+  // Round-based trainers, for progress: the vocabulary's size after this step and the corpus
+  // log-likelihood of its last E-step (0 when not known).
+  size_t pieces = 0;
+  double log_likelihood = 0;
 };
 
 // The steps an earlier run of the same training took (on the same words, with the same
@@ -55,7 +63,9 @@ struct PriorSteps {
   // of each when it was chosen (0 or absent: not known).
   std::vector<std::pair<std::string, std::string>> merges;
   std::vector<uint64_t> merge_counts;
-  bool empty() const { return merges.empty(); }
+  // Round-based trainers: the state after the last step (TrainEvent::state), or empty.
+  std::string state;
+  bool empty() const { return merges.empty() && state.empty(); }
 };
 
 // Hooks that let a caller observe, interrupt and resume training. All optional.

@@ -12,7 +12,8 @@ namespace tokenmill {
 template <>
 struct EnumNames<Algorithm> {
   static constexpr std::pair<std::string_view, Algorithm> kNames[] = {
-      {"bpe", Algorithm::kBpe}, {"wordpiece", Algorithm::kWordPiece}};
+      {"bpe", Algorithm::kBpe}, {"wordpiece", Algorithm::kWordPiece},
+      {"unigram", Algorithm::kUnigram}};
 };
 template <>
 struct EnumNames<WordPieceScore> {
@@ -69,6 +70,11 @@ std::span<const OptionField<TrainerOptions>> TrainerOptions::Fields() {
       Field<&O::unknown_token>(18, "unknown_token", E::kChangesResult),
       Field<&O::max_input_chars_per_word>(19, "max_input_chars_per_word", E::kChangesResult),
       Field<&O::marked_symbol_order>(20, "marked_symbol_order", E::kChangesResult),
+      Field<&O::seed_size>(21, "seed_size", E::kChangesResult),
+      Field<&O::max_piece_length>(22, "max_piece_length", E::kChangesResult),
+      Field<&O::sub_iterations>(23, "sub_iterations", E::kChangesResult),
+      Field<&O::shrinking_factor>(24, "shrinking_factor", E::kChangesResult),
+      Field<&O::split_by_script>(25, "split_by_script", E::kChangesResult),
   };
   return kFields;
 }
@@ -130,6 +136,63 @@ absl::Status TrainerOptions::Validate() const {
     if (max_input_chars_per_word == 0) {
       return OptionError("`max_input_chars_per_word` must be 1 or more",
                          {"max_input_chars_per_word"});
+    }
+  }
+  if (algorithm == Algorithm::kUnigram) {
+    if (units != UnitKind::kChar) {
+      return OptionError("`algorithm` unigram trains on characters: set `units` char",
+                         {"algorithm", "units"});
+    }
+    if (!continuing_subword_prefix.empty() || !end_of_word_suffix.empty()) {
+      return OptionError("`continuing_subword_prefix` and `end_of_word_suffix` are BPE and "
+                         "WordPiece options; `algorithm` unigram marks words with the metaspace",
+                         {"algorithm", "continuing_subword_prefix", "end_of_word_suffix"});
+    }
+    if (hf_compat) {
+      return OptionError("`hf_compat` is for BPE and WordPiece; `algorithm` unigram writes "
+                         "tokenizer.json files that Hugging Face loads and encodes the same",
+                         {"algorithm", "hf_compat"});
+    }
+    if (min_frequency > 1) {
+      return OptionError("`min_frequency` is a BPE and WordPiece option (a merge's count); "
+                         "`algorithm` unigram prunes by likelihood",
+                         {"algorithm", "min_frequency"});
+    }
+    if (max_token_length > 0) {
+      return OptionError("`max_token_length` is a BPE and WordPiece option; `algorithm` "
+                         "unigram's is `max_piece_length`",
+                         {"algorithm", "max_token_length"});
+    }
+    if (special_tokens_at != SpecialTokensAt::kStart) {
+      return OptionError("`algorithm` unigram puts the special tokens at the start",
+                         {"algorithm", "special_tokens_at"});
+    }
+    if (!(shrinking_factor > 0 && shrinking_factor < 1)) {
+      return OptionError(StrCat("`shrinking_factor` ", shrinking_factor,
+                                " is outside (0, 1): it is the share of pieces each round keeps"),
+                         {"shrinking_factor"});
+    }
+    if (sub_iterations == 0) {
+      return OptionError("`sub_iterations` must be 1 or more (EM steps per round)",
+                         {"sub_iterations"});
+    }
+    if (max_piece_length == 0 || max_piece_length > 256) {
+      return OptionError(StrCat("`max_piece_length` ", max_piece_length,
+                                " is outside 1..256 (characters)"),
+                         {"max_piece_length"});
+    }
+    if (seed_size == 0) {
+      return OptionError("`seed_size` must be 1 or more", {"seed_size"});
+    }
+    const bool unknown_listed = std::find(special_tokens.begin(), special_tokens.end(),
+                                          unknown_token) != special_tokens.end();
+    const size_t fixed = special_tokens.size() + (unknown_listed ? 0 : 1) +
+                         (byte_fallback ? 256 : 0);
+    if (vocab_size <= fixed) {
+      return OptionError(StrCat("`vocab_size` ", vocab_size, " leaves no piece beside the ",
+                                fixed, " special", byte_fallback ? " and byte-fallback" : "",
+                                " tokens"),
+                         {"vocab_size"});
     }
   }
   if (units != UnitKind::kChar && limit_alphabet > 0) {

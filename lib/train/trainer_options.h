@@ -23,8 +23,9 @@ namespace tokenmill {
 enum class Algorithm : uint8_t {
   kBpe = 1,
   kWordPiece = 2,
+  kUnigram = 3,
 };
-// "bpe", "wordpiece".
+// "bpe", "wordpiece", "unigram".
 std::string_view AlgorithmName(Algorithm algorithm);
 
 // How WordPiece training ranks the pairs, numbered for checkpoints.
@@ -100,6 +101,16 @@ struct TrainerOptions {
   // (AlphabetOptions::marked_order): the marked symbols in the order of that run's ids (empty:
   // by code point).
   std::vector<std::string> marked_symbol_order;
+  // Unigram (algorithm kUnigram, on character units without word-boundary markers; the
+  // unknown token is a special token at the start, added first when not listed): the seed
+  // vocabulary's size (its most frequent substrings, beside every character), the longest
+  // piece in characters, the EM steps per round, the share of pieces a round keeps, and
+  // whether a piece keeps to one Unicode script (train/unigram/unigram_trainer.h).
+  size_t seed_size = 1000000;
+  size_t max_piece_length = 16;
+  size_t sub_iterations = 2;
+  double shrinking_factor = 0.75;
+  bool split_by_script = true;
 
   // Errors name the options (common/option_error.h).
   absl::Status Validate() const;

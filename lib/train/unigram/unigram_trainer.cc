@@ -1,0 +1,365 @@
+#include "train/unigram/unigram_trainer.h"
+
+#include <tbb/global_control.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <optional>
+
+#include "common/binary_io.h"
+#include "common/option_error.h"
+#include "common/status_macros.h"
+#include "common/strings.h"
+#include "model/unigram/unigram_model.h"
+#include "train/unigram/piece_lattice.h"
+#include "train/unigram/seed_pieces.h"
+#include "train/unigram/unigram_words.h"
+
+namespace tokenmill {
+namespace {
+
+using unigram::EStep;
+using unigram::PieceSet;
+using unigram::PieceTrie;
+using unigram::ScoredPiece;
+using unigram::UnigramWords;
+
+// SentencePiece's digamma (unigram_model_trainer.cc).
+double Digamma(double x) {
+  double result = 0;
+  for (; x < 7; ++x) result -= 1 / x;
+  x -= 1.0 / 2.0;
+  const double xx = 1.0 / x;
+  const double xx2 = xx * xx;
+  const double xx4 = xx2 * xx2;
+  result += std::log(x) + (1.0 / 24.0) * xx2 - (7.0 / 960.0) * xx4 +
+            (31.0 / 8064.0) * xx4 * xx2 - (127.0 / 30720.0) * xx4 * xx4;
+  return result;
+}
+
+// The trainer's state after a round, as checkpoints keep it (TrainEvent::state).
+struct RoundState {
+  uint64_t rounds = 0;        // rounds done
+  bool final = false;         // the last round's EM left few enough pieces: only the final cut is left
+  uint64_t vocab_size = 0;    // the target the rounds pruned towards
+  double log_likelihood = 0;  // of the last E-step
+  std::vector<ScoredPiece> pieces;
+};
+
+constexpr std::string_view kStateMagic = "TMUNIGRAM1";
+
+std::string SerializeState(const RoundState& state, const UnigramWords& words) {
+  std::string out(kStateMagic);
+  BinaryWriter w(&out);
+  w.Varint(state.rounds);
+  w.Varint(state.final ? 1 : 0);
+  w.Varint(state.vocab_size);
+  w.Fixed64(std::bit_cast<uint64_t>(state.log_likelihood));
+  w.Varint(state.pieces.size());
+  for (const ScoredPiece& p : state.pieces) {
+    w.Bytes(words.Text(p.symbols));
+    w.Fixed64(std::bit_cast<uint64_t>(p.score));
+  }
+  return out;
+}
+
+absl::StatusOr<RoundState> ParseState(std::string_view data, const UnigramWords& words) {
+  auto bad = [](std::string_view what) {
+    return absl::InvalidArgumentError(StrCat("the checkpoint's Unigram state ", what));
+  };
+  if (!data.starts_with(kStateMagic)) return bad("is not one (wrong magic bytes)");
+  BinaryReader r(data.substr(kStateMagic.size()));
+  RoundState state;
+  uint64_t final = 0, ll = 0, n = 0;
+  if (!r.Varint(&state.rounds) || !r.Varint(&final) || !r.Varint(&state.vocab_size) ||
+      !r.Fixed64(&ll) || !r.Varint(&n) || final > 1) {
+    return bad("is damaged (its header)");
+  }
+  state.final = final == 1;
+  state.log_likelihood = std::bit_cast<double>(ll);
+  if (n > r.remaining()) return bad("is damaged (its piece count)");
+  state.pieces.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string_view text;
+    uint64_t score = 0;
+    if (!r.Bytes(&text) || !r.Fixed64(&score)) return bad(StrCat("is damaged (piece ", i, ")"));
+    ScoredPiece p;
+    p.symbols = words.Symbols(text);
+    if (p.symbols.empty()) {
+      return bad(StrCat("has the piece '", text, "', which is not made of these words' alphabet"));
+    }
+    p.score = std::bit_cast<double>(score);
+    state.pieces.push_back(std::move(p));
+  }
+  if (!r.done()) return bad("is damaged (bytes after its pieces)");
+  return state;
+}
+
+// The M-step: SentencePiece's Bayesian one.
+std::vector<ScoredPiece> MStep(const std::vector<ScoredPiece>& pieces, const EStep& e) {
+  std::vector<ScoredPiece> kept;
+  double sum = 0;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const double expected = static_cast<double>(e.expected[i]) / unigram::kFixedScale;
+    if (expected < 0.5) continue;
+    kept.push_back({pieces[i].symbols, expected});
+    sum += expected;
+  }
+  const double log_sum = Digamma(sum);
+  for (ScoredPiece& p : kept) p.score = Digamma(p.score) - log_sum;
+  return kept;
+}
+
+// Pruning (unigram_trainer.h).
+std::vector<ScoredPiece> Prune(const UnigramWords& words, const PieceSet& set, size_t desired,
+                               double shrinking_factor) {
+  const std::vector<ScoredPiece>& pieces = set.pieces;
+  const size_t n = pieces.size();
+  std::vector<bool> removable(n, false);
+  std::vector<std::vector<uint32_t>> alternatives(n);
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<uint32_t> best = unigram::Viterbi(pieces[i].symbols, set);
+    if (best.size() != 1 || best[0] != i) {
+      removable[i] = true;
+      continue;
+    }
+    alternatives[i] = unigram::Viterbi(pieces[i].symbols, set, /*skip_whole=*/true);
+  }
+  const std::vector<uint64_t> freq = unigram::ViterbiCounts(words, set);
+  double total = 0;
+  for (uint64_t f : freq) total += static_cast<double>(f);
+  const double log_total = std::log(total);
+  const double word_total = static_cast<double>(words.total_count);
+  std::vector<ScoredPiece> next;
+  std::vector<std::pair<double, uint32_t>> candidates;  // (loss, piece)
+  for (size_t i = 0; i < n; ++i) {
+    if (freq[i] == 0 || removable[i]) continue;
+    if (alternatives[i].empty()) {
+      next.push_back(pieces[i]);
+      continue;
+    }
+    const double f = static_cast<double>(freq[i]);
+    const double F = f / word_total;
+    const double logprob_piece = std::log(f) - log_total;
+    const double logsum_alt =
+        std::log(total + f * (static_cast<double>(alternatives[i].size()) - 1));
+    double logprob_alt = 0;
+    for (uint32_t a : alternatives[i]) {
+      logprob_alt += std::log(static_cast<double>(freq[a]) + f) - logsum_alt;
+    }
+    candidates.emplace_back(F * (logprob_piece - logprob_alt), static_cast<uint32_t>(i));
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  const size_t target = std::max(
+      desired, static_cast<size_t>(shrinking_factor * static_cast<double>(n)));
+  for (const auto& [loss, i] : candidates) {
+    if (next.size() >= target) break;
+    next.push_back(pieces[i]);
+  }
+  return next;
+}
+
+// The final cut and the model.
+std::unique_ptr<UnigramModel> Finalize(const UnigramWords& words,
+                                       const std::vector<ScoredPiece>& pieces,
+                                       const TrainerOptions& options,
+                                       const std::vector<std::string>& specials) {
+  auto model = std::make_unique<UnigramModel>();
+  model->pretokenizer = options.pretokenizer;
+  for (const std::string& s : specials) {
+    model->specials.push_back({s, static_cast<TokenId>(model->tokens.size())});
+    if (s == options.unknown_token) model->unk_id = static_cast<TokenId>(model->tokens.size());
+    model->tokens.push_back(s);
+    model->scores.push_back(0);
+  }
+  if (options.byte_fallback) {
+    for (int b = 0; b < 256; ++b) {
+      model->byte_fallback.push_back(static_cast<TokenId>(model->tokens.size()));
+      model->tokens.emplace_back(1, static_cast<char>(b));
+      model->scores.push_back(kUnigramByteFallbackScore);
+    }
+  }
+  const size_t budget = options.vocab_size - model->tokens.size();
+  // Every character, then the best of the rest.
+  double min_score = std::numeric_limits<double>::infinity();
+  for (const ScoredPiece& p : pieces) min_score = std::min(min_score, p.score);
+  std::vector<std::optional<double>> char_score(words.chars.size());
+  for (const ScoredPiece& p : pieces) {
+    if (p.symbols.size() == 1) char_score[p.symbols[0]] = p.score;
+  }
+  std::vector<std::pair<std::string, double>> chosen;
+  double penalty = 0;
+  for (size_t c = 0; c < words.chars.size(); ++c) {
+    const uint32_t id = static_cast<uint32_t>(c);
+    double score;
+    if (char_score[c]) {
+      score = *char_score[c];
+    } else {
+      score = min_score + penalty;
+      penalty += 0.0001;
+    }
+    chosen.emplace_back(words.Text({&id, 1}), score);
+  }
+  std::vector<std::pair<std::string, double>> rest;
+  for (const ScoredPiece& p : pieces) {
+    if (p.symbols.size() > 1) rest.emplace_back(words.Text(p.symbols), p.score);
+  }
+  auto by_score = [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  };
+  std::sort(rest.begin(), rest.end(), by_score);
+  for (auto& r : rest) {
+    if (chosen.size() >= budget) break;
+    chosen.push_back(std::move(r));
+  }
+  std::sort(chosen.begin(), chosen.end(), by_score);
+  for (auto& [text, score] : chosen) {
+    model->tokens.push_back(std::move(text));
+    model->scores.push_back(score);
+  }
+  return model;
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+absl::StatusOr<TrainResult> UnigramTrainer::Train(WordSource source, const TrainControl& control) {
+  std::optional<tbb::global_control> parallelism;
+  if (options_.threads > 0) {
+    parallelism.emplace(tbb::global_control::max_allowed_parallelism,
+                        static_cast<size_t>(options_.threads));
+  }
+  TrainResult result;
+  auto lap_start = std::chrono::steady_clock::now();
+  auto lap = [&](std::string_view name) {
+    result.phase_seconds.emplace_back(std::string(name), SecondsSince(lap_start));
+    lap_start = std::chrono::steady_clock::now();
+  };
+  const UnigramWords words = unigram::ReadWords(source.Entries(), options_);
+  source.Release();
+  if (words.symbols.size() >= UINT32_MAX) {
+    return absl::ResourceExhaustedError(StrCat(
+        "the words hold ", words.symbols.size(),
+        " characters; Unigram training takes fewer than 2^32 distinct-word characters"));
+  }
+  if (words.chars.empty()) {
+    return NothingToLearnError("the words hold no character to learn pieces from");
+  }
+  lap("words");
+  // The special tokens, the unknown token first unless listed.
+  std::vector<std::string> specials = options_.special_tokens;
+  if (std::find(specials.begin(), specials.end(), options_.unknown_token) == specials.end()) {
+    specials.insert(specials.begin(), options_.unknown_token);
+  }
+  const size_t fixed = specials.size() + (options_.byte_fallback ? 256 : 0);
+  const size_t budget = options_.vocab_size - fixed;
+  const size_t desired = static_cast<size_t>(static_cast<double>(options_.vocab_size) * 1.1);
+
+  RoundState state;
+  state.vocab_size = options_.vocab_size;
+  size_t seed_pieces = 0;
+  if (!control.resume.state.empty()) {
+    TM_ASSIGN_OR_RETURN(state, ParseState(control.resume.state, words));
+    if (state.vocab_size != options_.vocab_size) {
+      return OptionError(StrCat("this Unigram run pruned towards `vocab_size` ", state.vocab_size,
+                                "; a resume cannot change it (the rounds done depend on it)"),
+                         {"vocab_size"});
+    }
+    seed_pieces = state.pieces.size();
+  } else {
+    unigram::PieceRules rules(words, options_.split_by_script);
+    unigram::SeedStats stats;
+    state.pieces = unigram::MakeSeedPieces(words, rules, options_.seed_size,
+                                           options_.max_piece_length, &stats);
+    seed_pieces = state.pieces.size();
+    if (seed_pieces < budget) {
+      return OptionError(
+          StrCat("`vocab_size` ", options_.vocab_size, " is larger than the seed vocabulary: ",
+                 seed_pieces, " pieces (", words.chars.size(), " characters and ",
+                 seed_pieces - words.chars.size(), " substrings) plus ", fixed,
+                 " special and byte-fallback tokens"),
+          {"vocab_size", "seed_size"});
+    }
+    result.notes.push_back(StrCat("seed vocabulary: ", words.chars.size(), " characters and ",
+                                  seed_pieces - words.chars.size(), " substrings (of ",
+                                  stats.candidates, " candidates in ", stats.positions,
+                                  " characters)"));
+  }
+  lap("seeds");
+  auto planned = [&](size_t size) {
+    if (size <= desired) return state.rounds + 1;
+    return state.rounds + 1 +
+           static_cast<size_t>(std::ceil(std::log(static_cast<double>(desired) / static_cast<double>(size)) /
+                                         std::log(options_.shrinking_factor)));
+  };
+  if (!control.resume.state.empty() && control.after_step) {
+    TrainEvent event;
+    event.steps_done = state.rounds;
+    event.steps_planned = planned(state.pieces.size());
+    event.replayed = true;
+    event.pieces = state.pieces.size();
+    event.log_likelihood = state.log_likelihood;
+    if (!control.after_step(event)) result.interrupted = true;
+  }
+  while (!state.final && !result.interrupted) {
+    for (size_t it = 0; it < options_.sub_iterations; ++it) {
+      PieceSet set(std::move(state.pieces), words.chars.size());
+      const EStep e = unigram::RunEStep(words, set);
+      state.log_likelihood = e.LogLikelihood();
+      state.pieces = MStep(set.pieces, e);
+      if (state.pieces.empty()) {
+        return absl::InternalError("the M-step dropped every piece (no expected count reached 0.5)");
+      }
+    }
+    if (state.pieces.size() <= desired) {
+      state.final = true;
+    } else {
+      PieceSet set(std::move(state.pieces), words.chars.size());
+      state.pieces = Prune(words, set, desired, options_.shrinking_factor);
+    }
+    ++state.rounds;
+    if (control.after_step) {
+      const std::string serialized = SerializeState(state, words);
+      TrainEvent event;
+      event.steps_done = state.rounds;
+      event.steps_planned = std::max<size_t>(planned(state.pieces.size()) - (state.final ? 1 : 0),
+                                             state.rounds);
+      event.work = words.size() * (options_.sub_iterations + 1);
+      event.state = serialized;
+      event.pieces = state.pieces.size();
+      event.log_likelihood = state.log_likelihood;
+      if (!control.after_step(event)) result.interrupted = true;
+    }
+  }
+  lap("em");
+  result.model = Finalize(words, state.pieces, options_, specials);
+  result.stop_reason =
+      state.final ? StrCat("reached ", result.model->VocabSize(), " tokens after ", state.rounds,
+                           " EM rounds (log-likelihood ", state.log_likelihood, ")")
+                  : StrCat("interrupted after ", state.rounds, " EM rounds");
+  if (result.model->VocabSize() < options_.vocab_size) {
+    StrAppend(&result.stop_reason, "; fewer pieces were left than `vocab_size` asks for");
+  }
+  result.notes.push_back(StrCat(
+      "alphabet: ", words.chars.size(), " of ", words.distinct_chars, " characters, covering ",
+      words.char_occurrences - words.uncovered_occurrences, " of ", words.char_occurrences,
+      " occurrences"));
+  if (words.uncovered_occurrences + words.invalid_bytes > 0) {
+    result.notes.push_back(StrCat(words.uncovered_occurrences,
+                                  " occurrences of characters outside it and ", words.invalid_bytes,
+                                  " bytes that are not UTF-8 ",
+                                  options_.byte_fallback ? "become byte-fallback tokens"
+                                                         : "become the unknown token"));
+  }
+  lap("vocabulary");
+  return result;
+}
+
+}  // namespace tokenmill

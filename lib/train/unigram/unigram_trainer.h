@@ -1,0 +1,74 @@
+// UnigramTrainer: Unigram language-model training (Kudo 2018, SentencePiece's default), the
+// Trainer of Algorithm::kUnigram: seed pieces from the words' frequent substrings, EM rounds
+// that re-estimate the pieces' log-probabilities, pruning of the pieces whose removal costs the
+// corpus likelihood least, down to vocab_size; encoding is Viterbi (model/unigram/).
+//
+// Semantics (the contract the slow reference in tests/reference/reference_unigram.h
+// implements on its own):
+//  - Symbols. A word is its characters (character units). The alphabet is MakeAlphabet's
+//    (character_coverage, limit_alphabet; SentencePiece's coverage rule). A character outside
+//    it, and each byte that is no well-formed UTF-8, is an unknown position: no piece holds one.
+//  - Valid pieces: U+2581 "▁" only as the first character; with split_by_script, every other
+//    character of one Unicode script (ICU's; Hiragana, Katakana and U+30FC count as Han, an
+//    Inherited character takes the script of the one before it): SentencePiece's rules.
+//  - Seeds. freq(s) counts the occurrences of s in the words, each word weighted by its count.
+//    The candidates are the valid substrings s of 2..max_piece_length characters without an
+//    unknown position, with freq(s) >= 2 and freq(s c) < freq(s) for every character c (an
+//    occurrence at the end of a word or before an unknown position is followed by none): the
+//    nodes of the words' suffix tree, as SentencePiece's suffix array gives them. Each scores
+//    freq(s) * |s|; the seed_size best (score descending, then bytes ascending) follow every
+//    alphabet character (scored by its count; characters by count descending, then code
+//    point). Initial scores: log(score) - log(sum of all scores).
+//  - The lattice of a word under pieces with scores: an edge for every occurrence of a piece;
+//    where no one-character piece starts (an unknown position, or a character whose piece was
+//    dropped), an unknown edge of that one character scored min(score) - 10.
+//  - Viterbi (pruning, encoding): the path of the highest score sum, added left to right in
+//    double; of equal sums, the one whose last edge starts first (the longest last piece), and
+//    so on backwards (Hugging Face's encode_optimized: positions in order, strict improvement).
+//  - E-step, over the words in parallel: forward-backward in log space (Z: the log of the sum
+//    of all paths' exp(score sum)); each piece edge's marginal p = exp(alpha + score + beta - Z)
+//    adds llround(count * p * 2^24) to its piece's expected count (an int64 sum, so the result
+//    does not depend on the threads); the log-likelihood adds count * Z, as llround(count * Z *
+//    2^24) into an int128 sum.
+//  - M-step (SentencePiece's Bayesian one): pieces of expected count (sum / 2^24) below 0.5 are
+//    dropped; each other gets digamma(expected) - digamma(sum of the kept expected counts), in
+//    the same order.
+//  - A round: sub_iterations E+M steps; then, when more than floor(1.1 * vocab_size) pieces are
+//    left (SentencePiece's margin), pruning. Pruning, for each piece in order: if its own
+//    Viterbi path is not itself, it is dropped; else its alternative is the best path of its
+//    text without the one-edge path (no unknown edges; none: the piece is kept). Then every
+//    word's Viterbi path: freq(i) = sum of counts over the occurrences of piece i, total =
+//    sum of freq, words = sum of word counts. Pieces with freq 0 are dropped; with no
+//    alternative, kept (in order); the others are candidates with loss
+//      F = freq(i) / words; logsum_alt = log(total + freq(i) * (|alt| - 1));
+//      loss = F * ((log(freq(i)) - log(total)) - sum over a in alt of (log(freq(a) + freq(i)) -
+//             logsum_alt))
+//    (doubles, in that order), taken by loss descending (then piece order) after the kept ones
+//    until max(floor(1.1 * vocab_size), floor(shrinking_factor * pieces)) are left.
+//  - Rounds repeat until a round's EM leaves at most floor(1.1 * vocab_size) pieces. Final
+//    vocabulary: every alphabet character (its score, or when it was dropped the lowest score +
+//    0.0001 k for the k-th dropped one in the alphabet's count order), then the other pieces by
+//    score descending (ties: bytes ascending) up to vocab_size - specials - byte tokens; ids:
+//    the special tokens first ("<unk>" at 0 unless named), the 256 byte-fallback tokens with
+//    byte_fallback, then the pieces by score descending (ties: bytes ascending).
+//  - Steps are rounds: each TrainEvent carries the pieces and scores after it (serialized,
+//    TrainEvent::state), which checkpoints keep; a resume continues from them to the result of
+//    one uninterrupted run.
+#pragma once
+
+#include "train/trainer.h"
+
+namespace tokenmill {
+
+class UnigramTrainer : public Trainer {
+ public:
+  // `options` must be valid (TrainerOptions::Validate) with algorithm kUnigram.
+  explicit UnigramTrainer(const TrainerOptions& options) : options_(options) {}
+
+  absl::StatusOr<TrainResult> Train(WordSource words, const TrainControl& control) override;
+
+ private:
+  TrainerOptions options_;
+};
+
+}  // namespace tokenmill
