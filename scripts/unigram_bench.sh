@@ -72,8 +72,9 @@ for corpus in "${corpora[@]}"; do
   [[ -f $corpus || -f "$root/../shared/corpora/$corpus.txt.zst" ]] ||
     { echo "unigram_bench.sh: no corpus $corpus (a file, or ../shared/corpora/NAME.txt.zst)" >&2; exit 2; }
 done
-command -v spm_train >/dev/null && command -v spm_encode >/dev/null ||
-  { echo "unigram_bench.sh: needs Debian's sentencepiece (spm_train, spm_encode)" >&2; exit 2; }
+if ! command -v spm_train >/dev/null || ! command -v spm_encode >/dev/null; then
+  echo "unigram_bench.sh: needs Debian's sentencepiece (spm_train, spm_encode)" >&2; exit 2
+fi
 [[ -x "$tm" ]] || { echo "unigram_bench.sh: no tokenmill at $tm (scripts/build.sh, or --tokenmill)" >&2; exit 2; }
 hf="$root/scripts/hf_unigram.cjs"
 [[ -d "$root/scripts/.peers/node_modules/tokenizers" ]] || bash "$root/scripts/install_peers.sh" >&2
@@ -215,11 +216,13 @@ PY
       tm)
         if [[ -f $work/model_tm.json ]]; then
           v=$(json_vocab "$work/model_tm.json")
-          with_nl=$("$tm" encode --tokenizer "$work/model_tm.json" "$work/held.txt" | wc -w)
+          if ! with_nl=$("$tm" encode --tokenizer "$work/model_tm.json" "$work/held.txt" | wc -w); then
+            echo "unigram_bench.sh: tokenmill encode failed on the held-out lines" >&2; with_nl="–"; status=1
+          fi
           if counts=$(node "$hf" encode "$work/model_tm.json" "$work/held.txt" --no-newline --count 2> "$work/err_count"); then
             nl_free=$(count_field tokens <<< "$counts")
-            hf_nl=$(node "$hf" encode "$work/model_tm.json" "$work/held.txt" --count | count_field tokens)
-            if [[ $hf_nl != "$with_nl" ]]; then
+            hf_nl=$(node "$hf" encode "$work/model_tm.json" "$work/held.txt" --count | count_field tokens) || hf_nl="?"
+            if [[ $with_nl != "–" && $hf_nl != "$with_nl" ]]; then
               echo "WARNING: Hugging Face counts $hf_nl tokens on the held-out lines with tokenmill's tokenizer.json," \
                 "tokenmill encode $with_nl: the newline-free count (HF's) may be off; see hf_unigram_parity.sh" >&2
               note=" (HF's count with newlines: $hf_nl)"
@@ -232,16 +235,22 @@ PY
       spm)
         if [[ -f $work/model_spm.model ]]; then
           v=$(wc -l < "$work/model_spm.vocab")
-          nl_free=$(spm_encode --model="$work/model_spm.model" --output_format=id < "$work/held.txt" | wc -w)
+          if ! nl_free=$(spm_encode --model="$work/model_spm.model" --output_format=id < "$work/held.txt" | wc -w); then
+            echo "unigram_bench.sh: spm_encode failed on the held-out lines" >&2; nl_free="–"; status=1
+          fi
         fi ;;
       hf)
         if [[ -f $work/model_hf.json ]]; then
           v=$(json_vocab "$work/model_hf.json")
-          counts=$(node "$hf" encode "$work/model_hf.json" "$work/held.txt" --no-newline --count)
-          nl_free=$(count_field tokens <<< "$counts")
-          with_nl=$(node "$hf" encode "$work/model_hf.json" "$work/held.txt" --count | count_field tokens)
-          unk_lines=$(count_field unk_lines <<< "$counts")
-          ((unk_lines == 0)) || note=" ($unk_lines lines with a character it never saw: $(count_field unk_tokens <<< "$counts") <unk>)"
+          if counts=$(node "$hf" encode "$work/model_hf.json" "$work/held.txt" --no-newline --count) &&
+             with_nl=$(node "$hf" encode "$work/model_hf.json" "$work/held.txt" --count | count_field tokens); then
+            nl_free=$(count_field tokens <<< "$counts")
+            unk_lines=$(count_field unk_lines <<< "$counts")
+          else
+            echo "unigram_bench.sh: Hugging Face could not encode the held-out lines" >&2
+            with_nl="–"; unk_lines=0; status=1
+          fi
+          ((unk_lines == 0)) || note=" (held-out lines with a character it never saw: $unk_lines, $(count_field unk_tokens <<< "$counts") <unk>)"
         fi ;;
     esac
     [[ $nl_free == "–" ]] || { bpt=$(ratio "$held" "$nl_free"); tokens[$tool]=$nl_free; }
