@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -54,6 +55,8 @@ struct TrainEvent {
   // log-likelihood of its last E-step (0 when not known).
   size_t pieces = 0;
   double log_likelihood = 0;
+  // ... and of each E-step of the round, in order (empty when replayed).
+  std::span<const double> log_likelihoods;
 };
 
 // The steps an earlier run of the same training took (on the same words, with the same

@@ -176,9 +176,9 @@ absl::Status TrainerOptions::Validate() const {
       return OptionError("`sub_iterations` must be 1 or more (EM steps per round)",
                          {"sub_iterations"});
     }
-    if (max_piece_length == 0 || max_piece_length > 256) {
+    if (max_piece_length == 0 || max_piece_length > 64) {
       return OptionError(StrCat("`max_piece_length` ", max_piece_length,
-                                " is outside 1..256 (characters)"),
+                                " is outside 1..64 (characters)"),
                          {"max_piece_length"});
     }
     if (seed_size == 0) {

@@ -97,6 +97,9 @@ struct TrainerOptions {
   // (0: the trainer chooses; see lib/train/bpe/pair_recount.cc), so that recounting every
   // pair, when a pair left out could be the best, is exercised. Never changes the result.
   uint64_t resume_pair_floor = 0;
+  // Unigram, for tests: the maximum-likelihood M-step (log(expected) - log(sum)) instead of
+  // SentencePiece's digamma one, under which EM never lowers the log-likelihood. Not stored.
+  bool unigram_ml_m_step = false;
   // Character units with word-boundary markers, to reproduce one Hugging Face run exactly
   // (AlphabetOptions::marked_order): the marked symbols in the order of that run's ids (empty:
   // by code point).

@@ -5,8 +5,11 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
+
+#include "absl/container/flat_hash_map.h"
 
 namespace tokenmill::unigram {
 namespace {
@@ -40,7 +43,7 @@ void Edges(std::span<const uint32_t> text, const PieceSet& set, std::vector<Edge
       node = set.trie.Child(node, text[e]);
       if (node == PieceTrie::kNone) break;
       const uint32_t piece = set.trie.Piece(node);
-      if (piece != PieceTrie::kNone) {
+      if (piece != PieceTrie::kNone && set.alive[piece]) {
         edges.push_back({static_cast<uint32_t>(s), static_cast<uint32_t>(e + 1), piece,
                          set.pieces[piece].score});
         if (e == s) single = true;
@@ -50,6 +53,37 @@ void Edges(std::span<const uint32_t> text, const PieceSet& set, std::vector<Edge
       edges.push_back({static_cast<uint32_t>(s), static_cast<uint32_t>(s + 1), PieceTrie::kNone,
                        set.unknown_score});
     }
+  }
+}
+
+// The same from a word's cached occurrences.
+void Edges(std::span<const Lattices::Occurrence> cached, size_t n, const PieceSet& set,
+           std::vector<Edge>& edges) {
+  edges.clear();
+  size_t k = 0;
+  for (size_t s = 0; s < n; ++s) {
+    bool single = false;
+    for (; k < cached.size() && cached[k].start == s; ++k) {
+      const Lattices::Occurrence& o = cached[k];
+      if (!set.alive[o.piece]) continue;
+      edges.push_back({static_cast<uint32_t>(s), static_cast<uint32_t>(s + o.length), o.piece,
+                       set.pieces[o.piece].score});
+      if (o.length == 1) single = true;
+    }
+    if (!single) {
+      edges.push_back({static_cast<uint32_t>(s), static_cast<uint32_t>(s + 1), PieceTrie::kNone,
+                       set.unknown_score});
+    }
+  }
+}
+
+// Word w's edges, cached or not.
+void WordEdges(const UnigramWords& words, size_t w, const PieceSet& set, const Lattices& lattices,
+               std::vector<Edge>& edges) {
+  if (lattices.cached()) {
+    Edges(lattices.Of(w), words.Word(w).size(), set, edges);
+  } else {
+    Edges(words.Word(w), set, edges);
   }
 }
 
@@ -64,37 +98,130 @@ struct Scratch {
 
 PieceTrie::PieceTrie(std::span<const ScoredPiece> pieces, size_t alphabet)
     : root_(alphabet, kNone) {
+  // Built with a map, then laid out as sorted child runs per node.
+  absl::flat_hash_map<uint64_t, uint32_t> children;
   piece_.push_back(kNone);  // the root
-  has_children_.push_back(true);
+  auto child = [&](uint32_t node, uint32_t id) -> uint32_t {
+    if (node == kRoot) return root_[id];
+    auto it = children.find((uint64_t{node} << 32) | id);
+    return it == children.end() ? kNone : it->second;
+  };
   for (size_t p = 0; p < pieces.size(); ++p) {
     uint32_t node = kRoot;
     for (uint32_t id : pieces[p].symbols) {
-      uint32_t next = Child(node, id);
+      uint32_t next = child(node, id);
       if (next == kNone) {
         next = static_cast<uint32_t>(piece_.size());
         piece_.push_back(kNone);
-        has_children_.push_back(false);
         if (node == kRoot) {
           root_[id] = next;
         } else {
-          children_.emplace((uint64_t{node} << 32) | id, next);
-          has_children_[node] = true;
+          children.emplace((uint64_t{node} << 32) | id, next);
         }
       }
       node = next;
     }
     piece_[node] = static_cast<uint32_t>(p);
   }
+  std::vector<std::pair<uint64_t, uint32_t>> sorted(children.begin(), children.end());
+  std::sort(sorted.begin(), sorted.end());
+  first_.assign(piece_.size() + 1, 0);
+  for (const auto& [key, next] : sorted) ++first_[(key >> 32) + 1];
+  for (size_t k = 1; k < first_.size(); ++k) first_[k] += first_[k - 1];
+  links_.reserve(sorted.size());
+  for (const auto& [key, next] : sorted) links_.push_back({static_cast<uint32_t>(key), next});
 }
 
 PieceSet::PieceSet(std::vector<ScoredPiece> p, size_t alphabet)
-    : pieces(std::move(p)), trie(pieces, alphabet) {
-  double min_score = std::numeric_limits<double>::infinity();
-  for (const ScoredPiece& piece : pieces) min_score = std::min(min_score, piece.score);
-  unknown_score = (pieces.empty() ? 0.0 : min_score) - kUnknownPenalty;
+    : pieces(std::move(p)), alive(pieces.size(), 1), trie(pieces, alphabet) {
+  Refresh();
 }
 
-EStep RunEStep(const UnigramWords& words, const PieceSet& set) {
+void PieceSet::Refresh() {
+  double min_score = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (alive[i]) min_score = std::min(min_score, pieces[i].score);
+  }
+  unknown_score = (alive_count() == 0 ? 0.0 : min_score) - kUnknownPenalty;
+  probability.assign(pieces.size(), 0.0);
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (alive[i]) probability[i] = std::exp(pieces[i].score);
+  }
+  unknown_probability = std::exp(unknown_score);
+  min_edge_score = unknown_score;
+}
+
+std::vector<ScoredPiece> PieceSet::Alive() const {
+  std::vector<ScoredPiece> out;
+  out.reserve(alive_count());
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (alive[i]) out.push_back(pieces[i]);
+  }
+  return out;
+}
+
+size_t PieceSet::alive_count() const {
+  return static_cast<size_t>(std::count(alive.begin(), alive.end(), 1));
+}
+
+Lattices::Lattices(const UnigramWords& words, const PieceSet& set, uint64_t max_edges) {
+  const size_t n = words.size();
+  chunks_.resize((n + kChunkWords - 1) / kChunkWords);
+  std::atomic<uint64_t> total{0};
+  std::atomic<bool> too_big{false};
+  tbb::parallel_for(size_t{0}, chunks_.size(), [&](size_t c) {
+    if (too_big.load(std::memory_order_relaxed)) return;
+    Chunk& chunk = chunks_[c];
+    const size_t first = c * kChunkWords, last = std::min(n, first + kChunkWords);
+    chunk.begin.reserve(last - first + 1);
+    chunk.begin.push_back(0);
+    for (size_t w = first; w < last; ++w) {
+      std::span<const uint32_t> text = words.Word(w);
+      if (text.size() > UINT16_MAX) {
+        too_big = true;
+        return;
+      }
+      for (size_t s = 0; s < text.size(); ++s) {
+        uint32_t node = PieceTrie::kRoot;
+        for (size_t e = s; e < text.size() && e - s < UINT16_MAX; ++e) {
+          if (text[e] == kUnknownSymbol) break;
+          node = set.trie.Child(node, text[e]);
+          if (node == PieceTrie::kNone) break;
+          const uint32_t piece = set.trie.Piece(node);
+          if (piece != PieceTrie::kNone && set.alive[piece]) {
+            chunk.edges.push_back({piece, static_cast<uint16_t>(s), static_cast<uint16_t>(e + 1 - s)});
+          }
+        }
+      }
+      chunk.begin.push_back(static_cast<uint32_t>(chunk.edges.size()));
+    }
+    if (total.fetch_add(chunk.edges.size()) + chunk.edges.size() > max_edges) too_big = true;
+  });
+  cached_ = !too_big;
+  if (!cached_) std::vector<Chunk>().swap(chunks_);
+}
+
+void Lattices::Remap(std::span<const uint32_t> new_index) {
+  if (!cached_) return;
+  tbb::parallel_for(size_t{0}, chunks_.size(), [&](size_t c) {
+    Chunk& chunk = chunks_[c];
+    size_t out = 0, from = 0;
+    for (size_t k = 0; k + 1 < chunk.begin.size(); ++k) {
+      const size_t to = chunk.begin[k + 1];
+      chunk.begin[k] = static_cast<uint32_t>(out);
+      for (; from < to; ++from) {
+        Occurrence o = chunk.edges[from];
+        o.piece = new_index[o.piece];
+        if (o.piece != PieceTrie::kNone) chunk.edges[out++] = o;
+      }
+    }
+    chunk.begin.back() = static_cast<uint32_t>(out);
+    chunk.edges.resize(out);
+    chunk.edges.shrink_to_fit();
+  });
+}
+
+EStep RunEStep(const UnigramWords& words, const PieceSet& set, const Lattices& lattices) {
   struct Local {
     std::vector<int64_t> expected;
     __int128 ll = 0;
@@ -114,7 +241,31 @@ EStep RunEStep(const UnigramWords& words, const PieceSet& set) {
       std::span<const uint32_t> text = words.Word(w);
       const size_t n = text.size();
       if (n == 0) continue;
-      Edges(text, set, s.edges);
+      WordEdges(words, w, set, lattices, s.edges);
+      const double count = static_cast<double>(words.counts[w]);
+      if (static_cast<double>(n) * -set.min_edge_score < kLinearLimit) {
+        // Probabilities: no path's product underflows.
+        s.alpha.assign(n + 1, 0.0);
+        s.beta.assign(n + 1, 0.0);
+        s.alpha[0] = 1;
+        auto prob = [&](const Edge& e) {
+          return e.piece == PieceTrie::kNone ? set.unknown_probability : set.probability[e.piece];
+        };
+        for (const Edge& e : s.edges) s.alpha[e.end] += s.alpha[e.start] * prob(e);
+        s.beta[n] = 1;
+        for (size_t k = s.edges.size(); k-- > 0;) {
+          const Edge& e = s.edges[k];
+          s.beta[e.start] += prob(e) * s.beta[e.end];
+        }
+        const double scale = count / s.alpha[n] * kFixedScale;
+        for (const Edge& e : s.edges) {
+          if (e.piece == PieceTrie::kNone) continue;
+          local.expected[e.piece] +=
+              std::llround(s.alpha[e.start] * set.probability[e.piece] * s.beta[e.end] * scale);
+        }
+        local.ll += static_cast<__int128>(std::llround(count * std::log(s.alpha[n]) * kFixedScale));
+        continue;
+      }
       s.alpha.assign(n + 1, kNegInf);
       s.beta.assign(n + 1, kNegInf);
       s.alpha[0] = 0;
@@ -125,7 +276,6 @@ EStep RunEStep(const UnigramWords& words, const PieceSet& set) {
         s.beta[e.start] = LogAdd(s.beta[e.start], e.score + s.beta[e.end]);
       }
       const double z = s.alpha[n];
-      const double count = static_cast<double>(words.counts[w]);
       for (const Edge& e : s.edges) {
         if (e.piece == PieceTrie::kNone) continue;
         const double p = std::exp(s.alpha[e.start] + e.score + s.beta[e.end] - z);
@@ -174,7 +324,8 @@ bool BestPath(size_t n, Scratch& s, std::vector<uint32_t>& path) {
 
 }  // namespace
 
-std::vector<uint64_t> ViterbiCounts(const UnigramWords& words, const PieceSet& set) {
+std::vector<uint64_t> ViterbiCounts(const UnigramWords& words, const PieceSet& set,
+                                    const Lattices& lattices) {
   struct Local {
     std::vector<uint64_t> freq;
     Scratch scratch;
@@ -192,7 +343,7 @@ std::vector<uint64_t> ViterbiCounts(const UnigramWords& words, const PieceSet& s
     for (size_t w = r.begin(); w != r.end(); ++w) {
       std::span<const uint32_t> text = words.Word(w);
       if (text.empty()) continue;
-      Edges(text, set, local.scratch.edges);
+      WordEdges(words, w, set, lattices, local.scratch.edges);
       local.path.clear();
       BestPath(text.size(), local.scratch, local.path);
       for (uint32_t k : local.path) {

@@ -8,7 +8,8 @@
 #include <span>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include <algorithm>
+
 #include "train/unigram/seed_pieces.h"
 #include "train/unigram/unigram_words.h"
 
@@ -28,26 +29,85 @@ class PieceTrie {
   static constexpr uint32_t kRoot = 0;
   uint32_t Child(uint32_t node, uint32_t id) const {
     if (node == kRoot) return id < root_.size() ? root_[id] : kNone;
-    if (!has_children_[node]) return kNone;
-    auto it = children_.find((uint64_t{node} << 32) | id);
-    return it == children_.end() ? kNone : it->second;
+    const Link* begin = links_.data() + first_[node];
+    const Link* end = links_.data() + first_[node + 1];
+    if (end - begin <= 8) {
+      for (const Link* l = begin; l != end; ++l) {
+        if (l->id == id) return l->child;
+      }
+      return kNone;
+    }
+    const Link* l = std::lower_bound(begin, end, id, [](const Link& x, uint32_t v) { return x.id < v; });
+    return l != end && l->id == id ? l->child : kNone;
   }
   // The piece ending at `node`, or kNone.
   uint32_t Piece(uint32_t node) const { return piece_[node]; }
 
  private:
-  std::vector<uint32_t> root_;
-  absl::flat_hash_map<uint64_t, uint32_t> children_;
+  struct Link {
+    uint32_t id, child;
+  };
+  std::vector<uint32_t> root_;     // the root's children by character id
+  std::vector<uint32_t> first_;    // node k's children are links_[first_[k], first_[k + 1])
+  std::vector<Link> links_;        // by node, then character id
   std::vector<uint32_t> piece_;
-  std::vector<bool> has_children_;
 };
 
-// The pieces, their trie, scores and the unknown edge's score.
+// The pieces of one round, their trie, scores and the unknown edge's score. Within a round
+// pieces only die (the M-step drops them); indices stay, so that the words' lattices, cached
+// for the round (Lattices), stay valid.
 struct PieceSet {
   explicit PieceSet(std::vector<ScoredPiece> pieces, size_t alphabet);
+  // After the scores or `alive` changed: the unknown score and the probabilities.
+  void Refresh();
+  // The living pieces, in order.
+  std::vector<ScoredPiece> Alive() const;
+  size_t alive_count() const;
+
   std::vector<ScoredPiece> pieces;
+  std::vector<uint8_t> alive;
   PieceTrie trie;
-  double unknown_score;
+  double unknown_score = 0;
+  // exp(score) of each living piece (0 for the dead) and of the unknown edge, and the most
+  // negative edge score: a word of n characters with n * -min_edge_score below kLinearLimit has
+  // no path probability that underflows a double, and its forward-backward runs on
+  // probabilities instead of logs.
+  std::vector<double> probability;
+  double unknown_probability = 0;
+  double min_edge_score = 0;
+};
+inline constexpr double kLinearLimit = 600;
+
+// Every word's piece occurrences under one round's pieces (the trie walks done once per round,
+// not once per pass), when they fit `max_edges`; otherwise each pass walks the trie again.
+class Lattices {
+ public:
+  Lattices(const UnigramWords& words, const PieceSet& set, uint64_t max_edges);
+  bool cached() const { return cached_; }
+  // For the next round, whose pieces are a subset of this one's: piece i becomes new_index[i]
+  // (kNone: gone). No trie walk: the occurrences are filtered in place (pieces are never
+  // added after the seeds).
+  void Remap(std::span<const uint32_t> new_index);
+
+  struct Occurrence {
+    uint32_t piece;
+    uint16_t start, length;  // characters
+  };
+  // Word w's occurrences, by start then length (cached() only).
+  std::span<const Occurrence> Of(size_t w) const {
+    const Chunk& c = chunks_[w / kChunkWords];
+    const size_t k = w % kChunkWords;
+    return {c.edges.data() + c.begin[k], c.begin[k + 1] - c.begin[k]};
+  }
+
+ private:
+  static constexpr size_t kChunkWords = 1024;
+  struct Chunk {
+    std::vector<uint32_t> begin;  // kChunkWords + 1 (fewer in the last chunk)
+    std::vector<Occurrence> edges;
+  };
+  std::vector<Chunk> chunks_;
+  bool cached_ = false;
 };
 
 struct EStep {
@@ -58,10 +118,11 @@ struct EStep {
 
 // Expected piece counts and the log-likelihood over all words (parallel; the result does not
 // depend on the threads).
-EStep RunEStep(const UnigramWords& words, const PieceSet& set);
+EStep RunEStep(const UnigramWords& words, const PieceSet& set, const Lattices& lattices);
 
 // Per piece, the count-weighted occurrences on the words' Viterbi paths (parallel).
-std::vector<uint64_t> ViterbiCounts(const UnigramWords& words, const PieceSet& set);
+std::vector<uint64_t> ViterbiCounts(const UnigramWords& words, const PieceSet& set,
+                                    const Lattices& lattices);
 
 // The Viterbi path of `text` (character ids) as piece indices; an unknown edge is kNone. With
 // `skip_whole`, the edge of a piece spanning all of `text` is left out, and a path needing an

@@ -1,6 +1,11 @@
 #include "train/unigram/seed_pieces.h"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
+
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <utility>
 
@@ -39,56 +44,93 @@ std::vector<ScoredPiece> MakeSeedPieces(const UnigramWords& words, const PieceRu
   for (size_t i = n; i-- > 0;) {
     dist[i] = text[i] == 0 ? 0 : static_cast<uint8_t>(std::min<unsigned>(dist[i + 1] + 1u, 255u));
   }
-  // Suffix array of the run starts, sorted on their first `depth` >= max_piece_length + 1
-  // characters by prefix doubling (each round two stable counting sorts).
-  std::vector<uint32_t> order;
-  for (size_t i = 0; i < n; ++i) {
-    if (text[i] != 0) order.push_back(static_cast<uint32_t>(i));
-  }
-  const size_t m = order.size();
-  std::vector<uint32_t> rank(text.begin(), text.end());  // rank 0: a run's end
-  uint32_t max_rank = static_cast<uint32_t>(words.chars.size());
+  // The run starts sorted on their first `depth` = max_piece_length + 1 characters (what
+  // the nodes up to max_piece_length need): keys of as many characters as fit 64 bits, sorted,
+  // and each group of equal keys sorted on the next key (most significant first), in parallel.
   const size_t depth = max_piece_length + 1;
-  std::vector<uint32_t> other(m), new_rank(n, 0), hist;
-  auto second = [&](uint32_t i, size_t cur) -> uint32_t {
-    return dist[i] >= cur ? rank[i + cur] : 0;
-  };
-  auto counting_sort = [&](const std::vector<uint32_t>& from, std::vector<uint32_t>& to, auto key) {
-    hist.assign(size_t{max_rank} + 2, 0);
-    for (uint32_t i : from) ++hist[key(i) + 1];
-    for (size_t k = 1; k < hist.size(); ++k) hist[k] += hist[k - 1];
-    for (uint32_t i : from) to[hist[key(i)]++] = i;
-  };
-  bool distinct = false;
-  // First: by the first character.
-  counting_sort(std::vector<uint32_t>(order), order, [&](uint32_t i) { return rank[i]; });
-  for (size_t cur = 1; cur < depth && !distinct; cur *= 2) {
-    counting_sort(order, other, [&](uint32_t i) { return second(i, cur); });
-    counting_sort(other, order, [&](uint32_t i) { return rank[i]; });
-    uint32_t r = 0;
-    for (size_t k = 0; k < m; ++k) {
-      const uint32_t i = order[k];
-      if (k == 0 || rank[i] != rank[order[k - 1]] || second(i, cur) != second(order[k - 1], cur)) {
-        ++r;
-      }
-      new_rank[i] = r;
+  const int bits = std::bit_width(words.chars.size() + 1);
+  const size_t per_key = static_cast<size_t>(64 / bits);
+  const size_t levels = (depth + per_key - 1) / per_key;
+  auto key = [&](uint32_t pos, size_t level) -> uint64_t {
+    const size_t first = level * per_key;
+    if (dist[pos] <= first) return 0;  // the run ended before
+    uint64_t k = 0;
+    size_t i = pos + first;
+    const size_t stop = std::min<size_t>(dist[pos] - first, per_key);
+    for (size_t c = 0; c < per_key; ++c) {
+      k <<= bits;
+      if (c < stop) k |= text[i + c];
     }
-    for (uint32_t i : order) rank[i] = new_rank[i];
-    max_rank = r;
-    distinct = r == m;
+    return k;
+  };
+  std::vector<std::pair<uint64_t, uint32_t>> sorted;
+  sorted.reserve(words.symbols.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (text[i] != 0) sorted.emplace_back(0, static_cast<uint32_t>(i));
   }
-  std::vector<uint32_t>().swap(other);
-  std::vector<uint32_t>().swap(new_rank);
-  std::vector<uint32_t>().swap(hist);
-  std::vector<uint32_t>().swap(rank);
+  const size_t m = sorted.size();
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, m, 1 << 16), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t k = r.begin(); k != r.end(); ++k) sorted[k].first = key(sorted[k].second, 0);
+  });
+  tbb::parallel_sort(sorted.begin(), sorted.end());
+  // Groups of equal keys: sort them on the next key. (Equal keys may still hold a run that
+  // ends right after them beside runs that go on: the next key, 0 for the first, tells them.)
+  struct Group {
+    size_t begin, end, level;
+  };
+  auto groups_of = [&](size_t begin, size_t end, size_t level, std::vector<Group>& out) {
+    for (size_t b = begin; b < end;) {
+      size_t e = b + 1;
+      while (e < end && sorted[e].first == sorted[b].first) ++e;
+      if (e - b >= 2 && level + 1 < levels) {
+        out.push_back({b, e, level + 1});
+      }
+      b = e;
+    }
+  };
+  std::vector<Group> top;
+  {
+    // Found in parallel over slices of the sorted keys, cut between groups.
+    const size_t slices = std::max<size_t>(1, std::min<size_t>(m / (1 << 16), 256));
+    std::vector<size_t> cut(slices + 1, m);
+    for (size_t k = 0; k < slices; ++k) {
+      size_t at = m * k / slices;
+      while (at > 0 && at < m && sorted[at].first == sorted[at - 1].first) ++at;
+      cut[k] = at;
+    }
+    std::vector<std::vector<Group>> found(slices);
+    tbb::parallel_for(size_t{0}, slices, [&](size_t k) {
+      if (cut[k] < cut[k + 1]) groups_of(cut[k], cut[k + 1], 0, found[k]);
+    });
+    for (auto& f : found) top.insert(top.end(), f.begin(), f.end());
+  }
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, top.size(), 16), [&](const tbb::blocked_range<size_t>& r) {
+    std::vector<Group> stack;
+    for (size_t t = r.begin(); t != r.end(); ++t) {
+      stack.push_back(top[t]);
+      while (!stack.empty()) {
+        const Group g = stack.back();
+        stack.pop_back();
+        for (size_t k = g.begin; k < g.end; ++k) sorted[k].first = key(sorted[k].second, g.level);
+        std::sort(sorted.begin() + static_cast<long>(g.begin), sorted.begin() + static_cast<long>(g.end));
+        groups_of(g.begin, g.end, g.level, stack);
+      }
+    }
+  });
+  std::vector<uint32_t> order(m);
+  for (size_t k = 0; k < m; ++k) order[k] = sorted[k].second;
+  std::vector<std::pair<uint64_t, uint32_t>>().swap(sorted);
   // lcp[k]: common characters of order[k - 1] and order[k] (at most depth); lcp[0] = lcp[m] = 0.
   std::vector<uint8_t> lcp(m + 1, 0);
-  for (size_t k = 1; k < m; ++k) {
-    const uint32_t a = order[k - 1], b = order[k];
-    size_t l = 0;
-    while (l < depth && text[a + l] != 0 && text[a + l] == text[b + l]) ++l;
-    lcp[k] = static_cast<uint8_t>(l);
-  }
+  tbb::parallel_for(tbb::blocked_range<size_t>(1, std::max<size_t>(m, 1), 1 << 14),
+                    [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t k = r.begin(); k != r.end(); ++k) {
+      const uint32_t a = order[k - 1], b = order[k];
+      size_t l = 0;
+      while (l < depth && text[a + l] != 0 && text[a + l] == text[b + l]) ++l;
+      lcp[k] = static_cast<uint8_t>(l);
+    }
+  });
   // Weight prefix sums in suffix-array order.
   std::vector<uint64_t> weight(m + 1, 0);
   for (size_t k = 0; k < m; ++k) weight[k + 1] = weight[k] + words.counts[word_at[order[k]]];

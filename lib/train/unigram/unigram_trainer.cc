@@ -1,6 +1,8 @@
 #include "train/unigram/unigram_trainer.h"
 
+#include <tbb/blocked_range.h>
 #include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <bit>
@@ -98,47 +100,63 @@ absl::StatusOr<RoundState> ParseState(std::string_view data, const UnigramWords&
   return state;
 }
 
-// The M-step: SentencePiece's Bayesian one.
-std::vector<ScoredPiece> MStep(const std::vector<ScoredPiece>& pieces, const EStep& e) {
-  std::vector<ScoredPiece> kept;
-  double sum = 0;
-  for (size_t i = 0; i < pieces.size(); ++i) {
+// The M-step (SentencePiece's Bayesian one, or with `maximum_likelihood` the plain one), in
+// place: the living pieces below 0.5 expected occurrences die, the others get their new scores.
+void MStep(PieceSet& set, const EStep& e, bool maximum_likelihood) {
+  __int128 total = 0;
+  for (size_t i = 0; i < set.pieces.size(); ++i) {
+    if (!set.alive[i]) continue;
     const double expected = static_cast<double>(e.expected[i]) / unigram::kFixedScale;
-    if (expected < 0.5) continue;
-    kept.push_back({pieces[i].symbols, expected});
-    sum += expected;
-  }
-  const double log_sum = Digamma(sum);
-  for (ScoredPiece& p : kept) p.score = Digamma(p.score) - log_sum;
-  return kept;
-}
-
-// Pruning (unigram_trainer.h).
-std::vector<ScoredPiece> Prune(const UnigramWords& words, const PieceSet& set, size_t desired,
-                               double shrinking_factor) {
-  const std::vector<ScoredPiece>& pieces = set.pieces;
-  const size_t n = pieces.size();
-  std::vector<bool> removable(n, false);
-  std::vector<std::vector<uint32_t>> alternatives(n);
-  for (size_t i = 0; i < n; ++i) {
-    std::vector<uint32_t> best = unigram::Viterbi(pieces[i].symbols, set);
-    if (best.size() != 1 || best[0] != i) {
-      removable[i] = true;
+    if (expected < 0.5) {
+      set.alive[i] = 0;
       continue;
     }
-    alternatives[i] = unigram::Viterbi(pieces[i].symbols, set, /*skip_whole=*/true);
+    set.pieces[i].score = expected;
+    total += e.expected[i];
   }
-  const std::vector<uint64_t> freq = unigram::ViterbiCounts(words, set);
+  const double sum = static_cast<double>(total) / unigram::kFixedScale;
+  const double log_sum = maximum_likelihood ? std::log(sum) : Digamma(sum);
+  for (size_t i = 0; i < set.pieces.size(); ++i) {
+    if (!set.alive[i]) continue;
+    double& score = set.pieces[i].score;
+    score = (maximum_likelihood ? std::log(score) : Digamma(score)) - log_sum;
+  }
+  set.Refresh();
+}
+
+// The occurrences a round caches (8 bytes each): beyond this, each pass walks the trie again.
+constexpr uint64_t kMaxCachedOccurrences = uint64_t{32} << 20;
+
+// Pruning (unigram_trainer.h): the pieces kept, as indices into set.pieces, in their new order.
+std::vector<uint32_t> Prune(const UnigramWords& words, const PieceSet& set,
+                            const unigram::Lattices& lattices, size_t desired,
+                            double shrinking_factor) {
+  const std::vector<ScoredPiece>& pieces = set.pieces;
+  const size_t n = pieces.size();
+  std::vector<uint8_t> removable(n, 0);
+  std::vector<std::vector<uint32_t>> alternatives(n);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 256), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t i = r.begin(); i != r.end(); ++i) {
+      if (!set.alive[i]) continue;
+      std::vector<uint32_t> best = unigram::Viterbi(pieces[i].symbols, set);
+      if (best.size() != 1 || best[0] != i) {
+        removable[i] = 1;
+        continue;
+      }
+      alternatives[i] = unigram::Viterbi(pieces[i].symbols, set, /*skip_whole=*/true);
+    }
+  });
+  const std::vector<uint64_t> freq = unigram::ViterbiCounts(words, set, lattices);
   double total = 0;
   for (uint64_t f : freq) total += static_cast<double>(f);
   const double log_total = std::log(total);
   const double word_total = static_cast<double>(words.total_count);
-  std::vector<ScoredPiece> next;
+  std::vector<uint32_t> next;
   std::vector<std::pair<double, uint32_t>> candidates;  // (loss, piece)
   for (size_t i = 0; i < n; ++i) {
-    if (freq[i] == 0 || removable[i]) continue;
+    if (!set.alive[i] || freq[i] == 0 || removable[i]) continue;
     if (alternatives[i].empty()) {
-      next.push_back(pieces[i]);
+      next.push_back(static_cast<uint32_t>(i));
       continue;
     }
     const double f = static_cast<double>(freq[i]);
@@ -155,10 +173,10 @@ std::vector<ScoredPiece> Prune(const UnigramWords& words, const PieceSet& set, s
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   const size_t target = std::max(
-      desired, static_cast<size_t>(shrinking_factor * static_cast<double>(n)));
+      desired, static_cast<size_t>(shrinking_factor * static_cast<double>(set.alive_count())));
   for (const auto& [loss, i] : candidates) {
     if (next.size() >= target) break;
-    next.push_back(pieces[i]);
+    next.push_back(i);
   }
   return next;
 }
@@ -308,21 +326,40 @@ absl::StatusOr<TrainResult> UnigramTrainer::Train(WordSource source, const Train
     event.log_likelihood = state.log_likelihood;
     if (!control.after_step(event)) result.interrupted = true;
   }
+  // The words' lattices: the trie walked once, for the first round; later rounds filter them.
+  std::optional<unigram::Lattices> lattices;
   while (!state.final && !result.interrupted) {
+    PieceSet set(std::move(state.pieces), words.chars.size());
+    if (!lattices) lattices.emplace(words, set, kMaxCachedOccurrences);
+    std::vector<double> log_likelihoods;
     for (size_t it = 0; it < options_.sub_iterations; ++it) {
-      PieceSet set(std::move(state.pieces), words.chars.size());
-      const EStep e = unigram::RunEStep(words, set);
+      const EStep e = unigram::RunEStep(words, set, *lattices);
       state.log_likelihood = e.LogLikelihood();
-      state.pieces = MStep(set.pieces, e);
-      if (state.pieces.empty()) {
+      log_likelihoods.push_back(state.log_likelihood);
+      MStep(set, e, options_.unigram_ml_m_step);
+      if (set.alive_count() == 0) {
         return absl::InternalError("the M-step dropped every piece (no expected count reached 0.5)");
       }
     }
-    if (state.pieces.size() <= desired) {
+    if (set.alive_count() <= desired) {
       state.final = true;
+      state.pieces = set.Alive();
     } else {
-      PieceSet set(std::move(state.pieces), words.chars.size());
-      state.pieces = Prune(words, set, desired, options_.shrinking_factor);
+      const std::vector<uint32_t> kept =
+          Prune(words, set, *lattices, desired, options_.shrinking_factor);
+      // Nothing could go (every piece is kept): more rounds would not change the vocabulary.
+      if (kept.size() == set.alive_count()) state.final = true;
+      std::vector<uint32_t> new_index(set.pieces.size(), PieceTrie::kNone);
+      state.pieces.clear();
+      for (uint32_t i : kept) {
+        new_index[i] = static_cast<uint32_t>(state.pieces.size());
+        state.pieces.push_back(std::move(set.pieces[i]));
+      }
+      if (lattices->cached()) {
+        lattices->Remap(new_index);
+      } else {
+        lattices.reset();
+      }
     }
     ++state.rounds;
     if (control.after_step) {
@@ -335,6 +372,7 @@ absl::StatusOr<TrainResult> UnigramTrainer::Train(WordSource source, const Train
       event.state = serialized;
       event.pieces = state.pieces.size();
       event.log_likelihood = state.log_likelihood;
+      event.log_likelihoods = log_likelihoods;
       if (!control.after_step(event)) result.interrupted = true;
     }
   }

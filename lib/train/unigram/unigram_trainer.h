@@ -15,24 +15,32 @@
 //    The candidates are the valid substrings s of 2..max_piece_length characters without an
 //    unknown position, with freq(s) >= 2 and freq(s c) < freq(s) for every character c (an
 //    occurrence at the end of a word or before an unknown position is followed by none): the
-//    nodes of the words' suffix tree, as SentencePiece's suffix array gives them. Each scores
+//    nodes of the words' suffix tree, each word's end distinct. (SentencePiece's suffix array
+//    runs over sentences counted once each, their ends all U+0000, so a substring that only
+//    ends words is no node there; here "abc" of a word "abc" counted twice is one.) Each scores
 //    freq(s) * |s|; the seed_size best (score descending, then bytes ascending) follow every
 //    alphabet character (scored by its count; characters by count descending, then code
 //    point). Initial scores: log(score) - log(sum of all scores).
 //  - The lattice of a word under pieces with scores: an edge for every occurrence of a piece;
 //    where no one-character piece starts (an unknown position, or a character whose piece was
 //    dropped), an unknown edge of that one character scored min(score) - 10.
-//  - Viterbi (pruning, encoding): the path of the highest score sum, added left to right in
-//    double; of equal sums, the one whose last edge starts first (the longest last piece), and
-//    so on backwards (Hugging Face's encode_optimized: positions in order, strict improvement).
+//  - Viterbi (pruning, encoding): Hugging Face's encode_optimized DP: best[0] = 0; the edges
+//    in order (by start, then end), each setting best[end] = best[start] + score (double) when
+//    best[end] has no path yet or this sum is strictly greater; the path is read back from the
+//    end. So of equal sums at a position the edge starting first wins (the longest last
+//    piece); prefix sums are compared before starts (sums that tie only at the end may go
+//    either way).
 //  - E-step, over the words in parallel: forward-backward in log space (Z: the log of the sum
 //    of all paths' exp(score sum)); each piece edge's marginal p = exp(alpha + score + beta - Z)
 //    adds llround(count * p * 2^24) to its piece's expected count (an int64 sum, so the result
 //    does not depend on the threads); the log-likelihood adds count * Z, as llround(count * Z *
-//    2^24) into an int128 sum.
+//    2^24) into an int128 sum. (How p is computed, in logs or, for short words, probabilities,
+//    may move it in its last bits: an implementation may differ by one 2^-24 unit.)
 //  - M-step (SentencePiece's Bayesian one): pieces of expected count (sum / 2^24) below 0.5 are
-//    dropped; each other gets digamma(expected) - digamma(sum of the kept expected counts), in
-//    the same order.
+//    dropped; each other gets digamma(expected) - digamma(E), E = the integer sum of the kept
+//    expected counts / 2^24, in the same order. (This step does not keep the log-likelihood
+//    from falling: exp(digamma(x)) is about x - 1/2, a sparse prior; tests check monotony with
+//    the maximum-likelihood step, log(expected) - log(E), TrainerOptions::unigram_ml_m_step.)
 //  - A round: sub_iterations E+M steps; then, when more than floor(1.1 * vocab_size) pieces are
 //    left (SentencePiece's margin), pruning. Pruning, for each piece in order: if its own
 //    Viterbi path is not itself, it is dropped; else its alternative is the best path of its
@@ -45,7 +53,8 @@
 //             logsum_alt))
 //    (doubles, in that order), taken by loss descending (then piece order) after the kept ones
 //    until max(floor(1.1 * vocab_size), floor(shrinking_factor * pieces)) are left.
-//  - Rounds repeat until a round's EM leaves at most floor(1.1 * vocab_size) pieces. Final
+//  - Rounds repeat until a round's EM leaves at most floor(1.1 * vocab_size) pieces, or a
+//    pruning removes none (every piece kept: nothing more can go). Final
 //    vocabulary: every alphabet character (its score, or when it was dropped the lowest score +
 //    0.0001 k for the k-th dropped one in the alphabet's count order), then the other pieces by
 //    score descending (ties: bytes ascending) up to vocab_size - specials - byte tokens; ids:
