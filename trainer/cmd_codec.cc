@@ -36,6 +36,9 @@ struct EncodeCommandOptions {
   int threads = 0;                   // 0: all cores
   UnknownBytes unknown_bytes = UnknownBytes::kError;
   size_t block_bytes = 4 << 20;      // lines are encoded in parallel blocks of about this size
+  double alpha = 0;                  // Unigram sampling (subword regularization)
+  int nbest = 0;
+  uint64_t seed = 0;
 };
 
 struct DecodeCommandOptions {
@@ -170,18 +173,43 @@ int RunEncode(int argc, char** argv) {
                 "training): an error naming the line and byte, or left out as Hugging Face does");
   flags.AddInt("threads", &options.threads, "worker threads for line encoding (0: all cores)");
   flags.AddSize("block-bytes", &options.block_bytes, "lines are encoded in parallel blocks of about this many bytes");
+  flags.AddDouble("alpha", &options.alpha,
+                  "Unigram: sample each piece's segmentation with probability proportional to "
+                  "exp(alpha * score) instead of taking the best (subword regularization; 0: off)");
+  flags.AddInt("nbest", &options.nbest,
+               "with --alpha: sample among the N best segmentations (0: among all of them, by "
+               "forward filtering and backward sampling)");
+  flags.AddUint64("seed", &options.seed,
+                  "with --alpha: the random seed (each thread's generator starts from it: with "
+                  "--threads 1 the draws repeat)");
   ParsedInput parsed = ParseOneInput(flags, "encode", options.tokenizer, argc, argv);
   if (parsed.exit_code >= 0) return parsed.exit_code;
+  if (!(options.alpha >= 0) || options.nbest < 0) {
+    PrintError("encode", "--alpha must be 0 or more and --nbest 0 or more");
+    return kExitUsage;
+  }
+  if (options.alpha == 0 && (flags.WasSet("nbest") || flags.WasSet("seed"))) {
+    PrintError("encode", "--nbest and --seed shape sampling: they need --alpha above 0");
+    return kExitUsage;
+  }
   if (options.threads < 0) {
     PrintError("encode", "--threads must be 0 (all cores) or more");
     return kExitUsage;
   }
   EncoderOptions encoder_options;
   encoder_options.unknown_bytes = options.unknown_bytes;
+  encoder_options.unigram_alpha = options.alpha;
+  encoder_options.unigram_nbest = options.nbest;
+  encoder_options.sample_seed = options.seed;
   absl::StatusOr<std::unique_ptr<Encoder>> encoder = LoadEncoder(options.tokenizer, encoder_options);
   if (!encoder.ok()) {
     PrintError("encode", encoder.status());
     return kExitFailure;
+  }
+  if (options.alpha > 0 && (*encoder)->model().type() != ModelType::kUnigram) {
+    PrintError("encode", StrCat("--alpha samples Unigram segmentations; ", options.tokenizer,
+                                " is a ", ModelTypeName((*encoder)->model().type()), " model"));
+    return kExitUsage;
   }
   SpecialPolicy policy = options.specials == "allow"      ? SpecialPolicy::kAllow
                          : options.specials == "disallow" ? SpecialPolicy::kDisallow

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "commands.h"
 #include "common/file_util.h"
@@ -77,6 +78,28 @@ void PrintPiece(const Model& model, size_t index, const ExplainedPiece& piece, s
     out += "\n";
     return;
   }
+  if (model.type() == ModelType::kUnigram) {
+    auto path = [&](const std::vector<TokenId>& ids, const std::vector<size_t>& starts) {
+      std::string line;
+      for (size_t k = 0; k < ids.size(); ++k) {
+        StrAppend(&line, k == 0 ? "" : " ", name(ids[k]), "@", starts[k]);
+      }
+      return line;
+    };
+    StrAppend(&out, "  best (Viterbi): ", path(piece.ids, piece.piece_starts), "   score ",
+              absl::StrFormat("%.6f", piece.path_score), "\n");
+    if (piece.has_runner_up) {
+      StrAppend(&out, "  runner-up:      ", path(piece.runner_up, piece.runner_up_starts),
+                "   score ", absl::StrFormat("%.6f", piece.runner_up_score), " (",
+                absl::StrFormat("%.6f", piece.path_score - piece.runner_up_score), " lower)\n");
+    } else {
+      out += "  runner-up:      none (one segmentation only)\n";
+    }
+    StrAppend(&out, "  tokens:");
+    for (TokenId id : piece.ids) StrAppend(&out, " ", id);
+    out += "\n";
+    return;
+  }
   if (piece.whole_token) {
     StrAppend(&out, "  the whole piece is a token -> ", piece.ids[0],
               " (no merges needed: the model encodes whole-token pieces directly)\n");
@@ -108,7 +131,8 @@ int RunExplain(int argc, char** argv) {
                 "Shows how TEXT is encoded: its pre-tokenized pieces and, for each, the merges\n"
                 "applied in priority order (merge index for tokenizer.json, token rank for\n"
                 ".tiktoken) down to the final tokens and their ids; for WordPiece, the longest\n"
-                "matches and where each starts, or why a word became the unknown token.\n"
+                "matches and where each starts, or why a word became the unknown token; for\n"
+                "Unigram, the best segmentation (token@byte) with its score, and the runner-up.\n"
                 "Several TEXT arguments are joined with spaces.");
   flags.AddString("tokenizer", &options.tokenizer,
                   "tokenizer.json, .tiktoken or BERT's vocab.txt (required)");

@@ -19,6 +19,7 @@
 #include "common/strings.h"
 #include "flags.h"
 #include "model/bpe/bpe_model.h"
+#include "model/unigram/unigram_model.h"
 #include "model/wordpiece/wordpiece_model.h"
 #include "model/encoder.h"
 #include "model/model_file.h"
@@ -154,6 +155,28 @@ int PrintTokenizer(const std::string& path, const InspectCommandOptions& options
               ", for a word of more than ", wordpiece->max_input_chars_per_word,
               " characters or one no tokens cover\n");
     StrAppend(&out, "decoder:       WordPiece", wordpiece->cleanup ? ", with cleanup" : "", "\n");
+  }
+  if (const UnigramModel* unigram = AsUnigram(*model)) {
+    absl::flat_hash_set<TokenId> skip(unigram->byte_fallback.begin(), unigram->byte_fallback.end());
+    for (const SpecialToken& s : unigram->specials) skip.insert(s.id);
+    double lo = 0, hi = 0;
+    bool any = false;
+    for (TokenId id = 0; id < unigram->scores.size(); ++id) {
+      if (skip.contains(id)) continue;
+      lo = any ? std::min(lo, unigram->scores[id]) : unigram->scores[id];
+      hi = any ? std::max(hi, unigram->scores[id]) : unigram->scores[id];
+      any = true;
+    }
+    StrAppend(&out, "pieces:        ", unigram->tokens.size() - skip.size(),
+              " scored (log-probabilities ", absl::StrFormat("%.4f", hi), " .. ",
+              absl::StrFormat("%.4f", lo), "); Viterbi: the segmentation of the highest score\n");
+    StrAppend(&out, "unknown:       ",
+              unigram->unk_id == kNoUnknownToken
+                  ? std::string("none (a character no piece covers cannot be encoded)")
+                  : StrCat("'", unigram->tokens[unigram->unk_id], "' = ", unigram->unk_id,
+                           unigram->byte_fallback.empty() ? "" : " (characters no piece covers "
+                                                                  "become byte-fallback tokens)"),
+              "\n");
   }
   if (const BpeModel* bpe = AsBpe(*model)) {
     StrAppend(&out, "merges:        ", bpe->merges.size(), ", applied by ",

@@ -63,9 +63,15 @@ void PrintSummary(const RunOutcome& outcome, const TrainingRunOptions& options) 
   PrintCorpusNotes(outcome.invalid_utf8, outcome.nul_bytes, outcome.skipped_records,
                    outcome.first_skipped);
   for (const std::string& note : result.notes) std::fprintf(stderr, "%s\n", note.c_str());
-  std::fprintf(stderr, "trained: vocab size %zu, %zu merges, %zu special tokens; %s\n",
-               model.VocabSize(), result.merge_counts.size(), model.special_tokens().size(),
-               ShowFlags(result.stop_reason).c_str());
+  if (model.type() == ModelType::kUnigram) {
+    std::fprintf(stderr, "trained: vocab size %zu (Unigram pieces with scores), %zu special tokens; %s\n",
+                 model.VocabSize(), model.special_tokens().size(),
+                 ShowFlags(result.stop_reason).c_str());
+  } else {
+    std::fprintf(stderr, "trained: vocab size %zu, %zu merges, %zu special tokens; %s\n",
+                 model.VocabSize(), result.merge_counts.size(), model.special_tokens().size(),
+                 ShowFlags(result.stop_reason).c_str());
+  }
   // Milliseconds: a resume takes tens of them.
   std::string phases = absl::StrFormat("count %.3f s", outcome.count_seconds);
   for (const auto& [phase, seconds] : result.phase_seconds) {
@@ -80,11 +86,12 @@ void PrintSummary(const RunOutcome& outcome, const TrainingRunOptions& options) 
   }
   std::fprintf(stderr, "\nwrote %s\n", OutputNames(options).c_str());
   if (!outcome.checkpoint_path.empty()) {
-    std::fprintf(stderr,
-                 "checkpoint: %s (%zu written, %.2f s; extend later with --resume and a "
-                 "larger --vocab-size)\n",
+    std::fprintf(stderr, "checkpoint: %s (%zu written, %.2f s%s)\n",
                  outcome.checkpoint_path.c_str(), outcome.checkpoints_written,
-                 outcome.checkpoint_seconds);
+                 outcome.checkpoint_seconds,
+                 model.type() == ModelType::kUnigram
+                     ? ""
+                     : "; extend later with --resume and a larger --vocab-size");
   }
 }
 
@@ -94,11 +101,13 @@ int ReportInterrupted(const RunOutcome& outcome, int sig) {
     std::fprintf(stderr, "tokenmill train: interrupted; checkpoints were off (--checkpoint=none), "
                          "nothing was saved\n");
   } else {
+    const std::string steps = outcome.checkpoint_merges == 0 && outcome.checkpoint_rounds > 0
+                                  ? StrCat(outcome.checkpoint_rounds, " EM rounds")
+                                  : StrCat(outcome.checkpoint_merges, " merges");
     std::fprintf(stderr,
-                 "tokenmill train: interrupted after %zu merges; checkpoint written to %s\n"
+                 "tokenmill train: interrupted after %s; checkpoint written to %s\n"
                  "resume with: tokenmill train --resume %s\n",
-                 outcome.checkpoint_merges, outcome.checkpoint_path.c_str(),
-                 outcome.checkpoint_path.c_str());
+                 steps.c_str(), outcome.checkpoint_path.c_str(), outcome.checkpoint_path.c_str());
   }
   return 128 + sig;
 }

@@ -216,6 +216,7 @@ absl::StatusOr<RunOutcome> TrainingRun::Run(const RunHooks& hooks) {
     outcome.checkpoints_written = checkpointer.writes();
     outcome.checkpoint_seconds = checkpointer.write_seconds();
     outcome.checkpoint_merges = checkpointer.merges_done();
+    outcome.checkpoint_rounds = checkpointer.rounds_done();
     outcome.total_seconds = SecondsSince(start);
   };
   if (hooks.stop_requested && hooks.stop_requested()) {

@@ -51,6 +51,8 @@ struct RunOutcome {
   size_t checkpoints_written = 0;
   double checkpoint_seconds = 0;
   size_t checkpoint_merges = 0;
+  // ... or, for a round-based trainer (Unigram), the EM rounds it holds.
+  size_t checkpoint_rounds = 0;
 };
 
 class TrainingRun {
