@@ -73,8 +73,8 @@ bytes_ = sum(1 for piece, _ in vocab if len(piece) == 6 and piece.startswith("<0
 expected = (m.get("type") == "Unigram" and m.get("unk_id") == 0 and vocab[:1] and vocab[0][0] == "<unk>"
             and m.get("byte_fallback") is True and bytes_ == 256 and n.get("type") == "NFKC"
             and p.get("type") == "Metaspace" and p.get("prepend_scheme") == "always" and p.get("split") is True
-            and d.get("type") == "Metaspace")
-print(cell + ("" if expected else f" (**unexpected**: {bytes_} <0xNN> pieces)"))
+            and d.get("type") == "Sequence")
+print(cell + ("" if expected else f" (**unexpected**; {bytes_} <0xNN> pieces)"))
 PY
 }
 compare() {  # compare HF.ids TOKENMILL.ids TEXT: "ids|differing|first difference", exit 1 when they differ

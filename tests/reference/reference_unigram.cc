@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iomanip>
 #include <set>
+#include <sstream>
 
 #include "reference/utf8_reference.h"
 
@@ -593,6 +595,13 @@ UnigramReferenceResult ReferenceUnigramTrain(
     final_pieces[text] = score;
   }
   UnigramPieces ordered(final_pieces.begin(), final_pieces.end());
+  // Scores kept to 15 significant digits (what tokenizer.json holds, which every JSON reader
+  // reads back exactly), then ranked.
+  for (auto& [text, score] : ordered) {
+    std::ostringstream digits;
+    digits << std::setprecision(15) << score;
+    score = std::stod(digits.str());
+  }
   std::sort(ordered.begin(), ordered.end(), by_score);
 
   for (const std::string& special : options.special_tokens) {

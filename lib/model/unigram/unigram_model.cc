@@ -1,6 +1,8 @@
 #include "model/unigram/unigram_model.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "absl/container/flat_hash_map.h"
 #include "common/status_macros.h"
@@ -8,6 +10,12 @@
 #include "model/unigram/unigram_encoder.h"
 
 namespace tokenmill {
+
+double UnigramFileScore(double score) {
+  char digits[40];
+  std::snprintf(digits, sizeof(digits), "%.15g", score);
+  return std::strtod(digits, nullptr);
+}
 
 const UnigramModel* AsUnigram(const Model& model) {
   return model.type() == ModelType::kUnigram ? static_cast<const UnigramModel*>(&model) : nullptr;

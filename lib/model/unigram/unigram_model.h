@@ -35,6 +35,12 @@ namespace tokenmill {
 // Face, which also matches the literal text "<0x41>" against them, never prefers that over the
 // characters.
 inline constexpr double kUnigramByteFallbackScore = -1.0e4;
+// A score as tokenizer.json keeps it: rounded to 15 significant digits, the most that every JSON
+// reader turns back into the same double (Hugging Face's serde_json reads some 16- and
+// 17-digit numbers one unit off, which flips exact ties between segmentations). Trained models
+// hold such scores, so the model in memory, the file, and Hugging Face's copy agree.
+double UnigramFileScore(double score);
+
 // UnigramModel::unk_id of a model without an unknown token (a Hugging Face file with "unk_id":
 // null): a character no token covers then has no encoding.
 inline constexpr TokenId kNoUnknownToken = UINT32_MAX;

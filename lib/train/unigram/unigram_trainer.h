@@ -56,10 +56,12 @@
 //  - Rounds repeat until a round's EM leaves at most floor(1.1 * vocab_size) pieces, or a
 //    pruning removes none (every piece kept: nothing more can go). Final
 //    vocabulary: every alphabet character (its score, or when it was dropped the lowest score +
-//    0.0001 k for the k-th dropped one in the alphabet's count order), then the other pieces by
-//    score descending (ties: bytes ascending) up to vocab_size - specials - byte tokens; ids:
-//    the special tokens first ("<unk>" at 0 unless named), the 256 byte-fallback tokens with
-//    byte_fallback, then the pieces by score descending (ties: bytes ascending).
+//    0.0001 k for the k-th dropped one, k from 0, in the alphabet's count order), then the
+//    other pieces by score descending (ties: bytes ascending) up to vocab_size - specials -
+//    byte tokens; the scores are then rounded to 15 significant digits (UnigramFileScore:
+//    what tokenizer.json holds exactly); ids: the special tokens first ("<unk>" at 0 unless
+//    named), the 256 byte-fallback tokens with byte_fallback, then the pieces by rounded score
+//    descending (ties: bytes ascending).
 //  - Steps are rounds: each TrainEvent carries the pieces and scores after it (serialized,
 //    TrainEvent::state), which checkpoints keep; a resume continues from them to the result of
 //    one uninterrupted run.
