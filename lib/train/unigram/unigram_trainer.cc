@@ -278,6 +278,16 @@ absl::StatusOr<TrainResult> UnigramTrainer::Train(WordSource source, const Train
   }
   const size_t fixed = specials.size() + (options_.byte_fallback ? 256 : 0);
   const size_t budget = options_.vocab_size - fixed;
+  if (words.chars.size() > budget) {
+    // Every character of the alphabet is a piece (SentencePiece's rule too).
+    return OptionError(
+        StrCat("`vocab_size` ", options_.vocab_size, " is smaller than the alphabet's ",
+               words.chars.size(), " characters plus ", fixed,
+               " special and byte-fallback tokens: raise `vocab_size` to at least ",
+               words.chars.size() + fixed, " or lower `character_coverage` (",
+               options_.character_coverage, ")"),
+        {"vocab_size", "character_coverage"});
+  }
   const size_t desired = static_cast<size_t>(static_cast<double>(options_.vocab_size) * 1.1);
 
   RoundState state;
