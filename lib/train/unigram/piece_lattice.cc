@@ -45,7 +45,7 @@ void Edges(std::span<const uint32_t> text, const PieceSet& set, std::vector<Edge
       const uint32_t piece = set.trie.Piece(node);
       if (piece != PieceTrie::kNone && set.alive[piece]) {
         edges.push_back({static_cast<uint32_t>(s), static_cast<uint32_t>(e + 1), piece,
-                         set.pieces[piece].score});
+                         set.score[piece]});
         if (e == s) single = true;
       }
     }
@@ -67,7 +67,7 @@ void Edges(std::span<const Lattices::Occurrence> cached, size_t n, const PieceSe
       const Lattices::Occurrence& o = cached[k];
       if (!set.alive[o.piece]) continue;
       edges.push_back({static_cast<uint32_t>(s), static_cast<uint32_t>(s + o.length), o.piece,
-                       set.pieces[o.piece].score});
+                       set.score[o.piece]});
       if (o.length == 1) single = true;
     }
     if (!single) {
@@ -89,7 +89,7 @@ void WordEdges(const UnigramWords& words, size_t w, const PieceSet& set, const L
 
 struct Scratch {
   std::vector<Edge> edges;
-  std::vector<double> alpha, beta;
+  std::vector<double> alpha, beta, sum;
   std::vector<double> best;
   std::vector<uint32_t> from;  // the best path's last edge into each position (edge index)
 };
@@ -144,7 +144,9 @@ void PieceSet::Refresh() {
   }
   unknown_score = (alive_count() == 0 ? 0.0 : min_score) - kUnknownPenalty;
   probability.assign(pieces.size(), 0.0);
+  score.resize(pieces.size());
   for (size_t i = 0; i < pieces.size(); ++i) {
+    score[i] = pieces[i].score;
     if (alive[i]) probability[i] = std::exp(pieces[i].score);
   }
   unknown_probability = std::exp(unknown_score);
@@ -266,14 +268,36 @@ EStep RunEStep(const UnigramWords& words, const PieceSet& set, const Lattices& l
         local.ll += static_cast<__int128>(std::llround(count * std::log(s.alpha[n]) * kFixedScale));
         continue;
       }
+      // Logs, each position's sum kept as (largest term, sum of exp(term - largest)) while its
+      // terms come in: one exp per edge and one log per position (LogAdd's log1p per edge cost
+      // about as much again).
       s.alpha.assign(n + 1, kNegInf);
       s.beta.assign(n + 1, kNegInf);
+      s.sum.assign(n + 1, 0.0);
+      auto add = [](double x, double& top, double& sum) {
+        if (x <= top) {
+          sum += std::exp(x - top);
+        } else {
+          sum = sum * std::exp(top - x) + 1.0;  // exp(-inf) = 0 for the first term
+          top = x;
+        }
+      };
       s.alpha[0] = 0;
-      for (const Edge& e : s.edges) s.alpha[e.end] = LogAdd(s.alpha[e.end], s.alpha[e.start] + e.score);
+      s.sum[0] = 1;
+      size_t done = 0;  // positions whose alpha is final (as a log)
+      for (const Edge& e : s.edges) {
+        for (; done <= e.start; ++done) {
+          if (done > 0) s.alpha[done] += std::log(s.sum[done]);
+        }
+        add(s.alpha[e.start] + e.score, s.alpha[e.end], s.sum[e.end]);
+      }
+      s.alpha[n] += std::log(s.sum[n]);
       s.beta[n] = 0;
+      s.sum.assign(n + 1, 0.0);
       for (size_t k = s.edges.size(); k-- > 0;) {
         const Edge& e = s.edges[k];
-        s.beta[e.start] = LogAdd(s.beta[e.start], e.score + s.beta[e.end]);
+        add(e.score + s.beta[e.end], s.beta[e.start], s.sum[e.start]);
+        if (k == 0 || s.edges[k - 1].start != e.start) s.beta[e.start] += std::log(s.sum[e.start]);
       }
       const double z = s.alpha[n];
       for (const Edge& e : s.edges) {

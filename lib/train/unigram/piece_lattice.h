@@ -66,6 +66,8 @@ struct PieceSet {
 
   std::vector<ScoredPiece> pieces;
   std::vector<uint8_t> alive;
+  // pieces[i].score, densely (the lattices read it per occurrence).
+  std::vector<double> score;
   PieceTrie trie;
   double unknown_score = 0;
   // exp(score) of each living piece (0 for the dead) and of the unknown edge, and the most
