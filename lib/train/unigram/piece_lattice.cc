@@ -137,6 +137,11 @@ PieceSet::PieceSet(std::vector<ScoredPiece> p, size_t alphabet)
   Refresh();
 }
 
+PieceSet::PieceSet(std::vector<ScoredPiece> p, PieceTrie t)
+    : pieces(std::move(p)), alive(pieces.size(), 1), trie(std::move(t)) {
+  Refresh();
+}
+
 void PieceSet::Refresh() {
   double min_score = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < pieces.size(); ++i) {

@@ -42,6 +42,13 @@ class PieceTrie {
   }
   // The piece ending at `node`, or kNone.
   uint32_t Piece(uint32_t node) const { return piece_[node]; }
+  // For a subset of the pieces: piece i becomes new_index[i] (kNone: gone). The nodes stay
+  // (a path to a gone piece just ends nowhere).
+  void Remap(std::span<const uint32_t> new_index) {
+    for (uint32_t& p : piece_) {
+      if (p != kNone) p = new_index[p];
+    }
+  }
 
  private:
   struct Link {
@@ -58,6 +65,9 @@ class PieceTrie {
 // for the round (Lattices), stay valid.
 struct PieceSet {
   explicit PieceSet(std::vector<ScoredPiece> pieces, size_t alphabet);
+  // The next round's: `pieces` are a subset of the last round's, whose trie, remapped
+  // (PieceTrie::Remap), is `trie`.
+  PieceSet(std::vector<ScoredPiece> pieces, PieceTrie trie);
   // After the scores or `alive` changed: the unknown score and the probabilities.
   void Refresh();
   // The living pieces, in order.

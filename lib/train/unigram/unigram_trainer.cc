@@ -139,7 +139,8 @@ std::vector<uint32_t> Prune(const UnigramWords& words, const PieceSet& set,
   std::vector<std::vector<uint32_t>> alternatives(n);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 256), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t i = r.begin(); i != r.end(); ++i) {
-      if (!set.alive[i]) continue;
+      // A character is its own only segmentation, and has no alternative (no unknown edges).
+      if (!set.alive[i] || pieces[i].symbols.size() == 1) continue;
       std::vector<uint32_t> best = unigram::Viterbi(pieces[i].symbols, set);
       if (best.size() != 1 || best[0] != i) {
         removable[i] = 1;
@@ -340,8 +341,11 @@ absl::StatusOr<TrainResult> UnigramTrainer::Train(WordSource source, const Train
   }
   // The words' lattices: the trie walked once, for the first round; later rounds filter them.
   std::optional<unigram::Lattices> lattices;
+  std::optional<unigram::PieceTrie> trie;  // the last round's, remapped to this round's pieces
   while (!state.final && !result.interrupted) {
-    PieceSet set(std::move(state.pieces), words.chars.size());
+    PieceSet set = trie ? PieceSet(std::move(state.pieces), *std::move(trie))
+                        : PieceSet(std::move(state.pieces), words.chars.size());
+    trie.reset();
     if (!lattices) lattices.emplace(words, set, kMaxCachedOccurrences);
     std::vector<double> log_likelihoods;
     for (size_t it = 0; it < options_.sub_iterations; ++it) {
@@ -372,6 +376,8 @@ absl::StatusOr<TrainResult> UnigramTrainer::Train(WordSource source, const Train
       } else {
         lattices.reset();
       }
+      set.trie.Remap(new_index);
+      trie.emplace(std::move(set.trie));
     }
     ++state.rounds;
     if (control.after_step) {
