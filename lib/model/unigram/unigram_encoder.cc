@@ -253,7 +253,6 @@ UnigramPath UnigramEncoder::Sample(std::string_view piece, double alpha, int nbe
   std::vector<std::vector<uint32_t>> into(len + 1);
   for (uint32_t k = 0; k < edges.size(); ++k) into[edges[k].end].push_back(k);
   std::vector<uint32_t> path;
-  double score = 0;
   for (size_t pos = len; pos > 0;) {
     double u = uniform(rng);
     uint32_t chosen = into[pos].back();
@@ -267,12 +266,12 @@ UnigramPath UnigramEncoder::Sample(std::string_view piece, double alpha, int nbe
       }
     }
     path.push_back(chosen);
-    score += edges[chosen].score;
     pos = edges[chosen].start;
   }
   std::reverse(path.begin(), path.end());
   UnigramPath out;
-  out.score = score;
+  // Added left to right, as NBest adds them: the same path has the same score.
+  for (uint32_t k : path) out.score += edges[k].score;
   Emit(piece, edges, path, out);
   return out;
 }

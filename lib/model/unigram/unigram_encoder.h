@@ -22,7 +22,7 @@ namespace tokenmill {
 struct UnigramPath {
   std::vector<TokenId> ids;    // the tokens (unknown runs as byte-fallback tokens or unk_id)
   std::vector<size_t> starts;  // each id's first byte in the piece
-  double score = 0;            // the sum of the edges' scores
+  double score = 0;            // the sum of the edges' scores, added left to right
 };
 
 class UnigramEncoder : public PieceEncoder {
