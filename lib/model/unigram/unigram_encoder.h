@@ -76,6 +76,8 @@ class UnigramEncoder : public PieceEncoder {
   double alpha_ = 0;
   int nbest_ = 0;
   uint64_t seed_ = 0;
+  // Distinct for every encoder created (from 1): whose draws a thread's generator holds.
+  uint64_t serial_ = 0;
 };
 
 }  // namespace tokenmill
