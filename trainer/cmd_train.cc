@@ -422,10 +422,9 @@ int RunTrain(int argc, char** argv) {
   hooks.on_step = [&](const TrainEvent& event) { progress.OnStep(event); };
   absl::StatusOr<RunOutcome> outcome = run->Run(hooks);
   progress.Finish();
-  if (!outcome.ok()) {
-    ReportError("train", outcome.status());
-    return kExitFailure;
-  }
+  // An option the trainer finds wrong only once it sees the words (a --vocab-size the alphabet
+  // or the seed vocabulary cannot meet, a resume changing --vocab-size) is a usage error too.
+  if (!outcome.ok()) return ReportError("train", outcome.status());
   if (int sig = InterruptGuard::signal_number(); sig != 0 && outcome->interrupted) {
     return ReportInterrupted(*outcome, sig);
   }
