@@ -599,7 +599,7 @@ RandomModel SamplingModel() {
   }
   const std::vector<std::pair<std::string, double>> pieces = {
       {"a", -1.2}, {"b", -1.5}, {"c", -2.0}, {"ab", -2.0}, {"bc", -2.6}, {"abc", -3.3},
-      {"ca", -2.2}, {"bca", -3.0}};
+      {"ca", -2.2}, {"bca", -3.5}};
   for (const auto& [piece, score] : pieces) {
     m.ids[piece] = static_cast<TokenId>(m.model.tokens.size());
     m.pieces[piece] = score;
@@ -671,8 +671,10 @@ TEST(UnigramSample, DrawsAreSegmentationsAtTheirProbabilities) {
       EXPECT_NEAR(f, p[i], tolerance) << "segmentation " << i << " (score " << all[i].score << ")";
     }
   }
-  // nbest 2: only the two best, in proportion to exp(alpha * score) between them.
-  for (double alpha : {0.5, 1.0}) {
+  // nbest 2: only the two best (ab|ca -4.2, abc|a -4.5), in proportion to exp(alpha * score)
+  // between them (alpha 1 would not tell exp(alpha * score) from exp(score)).
+  ASSERT_NE(all[0].score, all[1].score);
+  for (double alpha : {0.5, 2.0}) {
     SCOPED_TRACE("nbest 2, alpha " + std::to_string(alpha));
     const std::vector<UnigramSegmentation> two(all.begin(), all.begin() + 2);
     const std::vector<int> counts = Draw(*encoder, m, text, all, alpha, 2, kDraws, rng);
