@@ -67,7 +67,7 @@ TEST(FromHfJson, MalformedFilesNameTheField) {
       {"{", "t.json: not valid JSON"},
       {R"({"pre_tokenizer": null})", "t.json: field 'model' is missing"},
       {with([](JsonParts& p) { p.type = "7"; }), "field 'model.type' is not a string"},
-      {with([](JsonParts& p) { p.type = R"("Unigram")"; }), "field 'model.type' is \"Unigram\"; tokenmill reads \"BPE\" and \"WordPiece\""},
+      {with([](JsonParts& p) { p.type = R"("WordLevel")"; }), "field 'model.type' is \"WordLevel\"; tokenmill reads \"BPE\", \"WordPiece\" and \"Unigram\""},
       {with([](JsonParts& p) { p.merges = R"({"a": 1})"; }), "field 'model.merges' is missing or not an array"},
       {with([](JsonParts& p) { p.merges = R"([["a", "b"], 5])"; }), "field 'model.merges[1]' is neither"},
       {with([](JsonParts& p) { p.merges = R"(["a b", "ab"])"; }), "field 'model.merges[1]' is not \"left right\""},

@@ -70,8 +70,8 @@ TEST(TrainCli, BadInputGivesOneClearLine) {
                    "--max-token-length 1 allows no merge");
   ExpectTrainFails(dir, {"--vocab-size", "300", "--verbose", "--log-every", "0", corpus}, 2,
                    "--log-every");
-  // The alphabet with --hf-compat is the bytes that occur: here 10 of them.
-  // Found once the words are counted, but an error in the options all the same: exit 2.
+  // The alphabet with --hf-compat is the bytes that occur: here 10 of them. An option error
+  // found once the corpus is read is a usage error (2) all the same.
   ExpectTrainFails(dir, {"--vocab-size", "9", "--hf-compat", corpus}, 2,
                    "--vocab-size 9 is smaller than the alphabet (10 byte tokens) plus 0");
   ExpectTrainFails(dir, {"--vocab-size", "300", dir.Write("single.txt", "a\nb\n\n")}, 1,

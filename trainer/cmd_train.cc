@@ -422,8 +422,8 @@ int RunTrain(int argc, char** argv) {
   hooks.on_step = [&](const TrainEvent& event) { progress.OnStep(event); };
   absl::StatusOr<RunOutcome> outcome = run->Run(hooks);
   progress.Finish();
-  // An error in the options found only once the words are known (a --vocab-size the alphabet
-  // or the seeds do not fit) is a usage error too: exit 2.
+  // An option the trainer finds wrong only once it sees the words (a --vocab-size the alphabet
+  // or the seed vocabulary cannot meet, a resume changing --vocab-size) is a usage error too.
   if (!outcome.ok()) return ReportError("train", outcome.status());
   if (int sig = InterruptGuard::signal_number(); sig != 0 && outcome->interrupted) {
     return ReportInterrupted(*outcome, sig);

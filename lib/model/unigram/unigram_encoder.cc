@@ -1,6 +1,7 @@
 #include "model/unigram/unigram_encoder.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -28,6 +29,8 @@ absl::StatusOr<std::unique_ptr<UnigramEncoder>> UnigramEncoder::Create(
   e->alpha_ = options.unigram_alpha;
   e->nbest_ = options.unigram_nbest;
   e->seed_ = options.sample_seed;
+  static std::atomic<uint64_t> next_serial{1};
+  e->serial_ = next_serial.fetch_add(1, std::memory_order_relaxed);
   // Hugging Face: the unknown edge scores the lowest score of the whole vocabulary minus 10.
   double min_score = std::numeric_limits<double>::infinity();
   for (double s : model.scores) min_score = std::min(min_score, s);
@@ -150,10 +153,13 @@ void UnigramEncoder::Emit(std::string_view piece, const std::vector<Edge>& edges
 
 void UnigramEncoder::EncodePiece(std::string_view piece, std::vector<TokenId>& out) const {
   if (alpha_ > 0) {
-    thread_local const UnigramEncoder* owner = nullptr;
+    // Keyed by the encoder's serial, not its address: an encoder created where a destroyed
+    // one was must start from its own seed, not continue the other's draws. (A thread that
+    // alternates between two sampling encoders still restarts each one's draws at each switch.)
+    thread_local uint64_t owner = 0;
     thread_local std::mt19937_64 rng;
-    if (owner != this) {
-      owner = this;
+    if (owner != serial_) {
+      owner = serial_;
       rng.seed(seed_);
     }
     UnigramPath path = Sample(piece, alpha_, nbest_, rng);
@@ -253,7 +259,6 @@ UnigramPath UnigramEncoder::Sample(std::string_view piece, double alpha, int nbe
   std::vector<std::vector<uint32_t>> into(len + 1);
   for (uint32_t k = 0; k < edges.size(); ++k) into[edges[k].end].push_back(k);
   std::vector<uint32_t> path;
-  double score = 0;
   for (size_t pos = len; pos > 0;) {
     double u = uniform(rng);
     uint32_t chosen = into[pos].back();
@@ -267,12 +272,12 @@ UnigramPath UnigramEncoder::Sample(std::string_view piece, double alpha, int nbe
       }
     }
     path.push_back(chosen);
-    score += edges[chosen].score;
     pos = edges[chosen].start;
   }
   std::reverse(path.begin(), path.end());
   UnigramPath out;
-  out.score = score;
+  // Added left to right, as NBest adds them: the same path has the same score.
+  for (uint32_t k : path) out.score += edges[k].score;
   Emit(piece, edges, path, out);
   return out;
 }

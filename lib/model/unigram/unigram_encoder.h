@@ -22,7 +22,7 @@ namespace tokenmill {
 struct UnigramPath {
   std::vector<TokenId> ids;    // the tokens (unknown runs as byte-fallback tokens or unk_id)
   std::vector<size_t> starts;  // each id's first byte in the piece
-  double score = 0;            // the sum of the edges' scores
+  double score = 0;            // the sum of the edges' scores, added left to right
 };
 
 class UnigramEncoder : public PieceEncoder {
@@ -76,6 +76,8 @@ class UnigramEncoder : public PieceEncoder {
   double alpha_ = 0;
   int nbest_ = 0;
   uint64_t seed_ = 0;
+  // Distinct for every encoder created (from 1): whose draws a thread's generator holds.
+  uint64_t serial_ = 0;
 };
 
 }  // namespace tokenmill
