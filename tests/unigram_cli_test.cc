@@ -527,5 +527,36 @@ TEST(UnigramCli, OneAndTwoThreadsWriteTheSameFile) {
   }
 }
 
+// A corpus where "<0x41>" is by far the most frequent substring: without the script rule it
+// would be a piece, whose name is the byte-fallback token's (the file would not read back:
+// "model.vocab[...] repeats <0x41>"). No piece may spell a byte token's name.
+TEST(UnigramCli, NoPieceSpellsAByteFallbackTokensName) {
+  TempDir dir;
+  std::string text;
+  std::mt19937 rng(7);
+  for (int line = 0; line < 800; ++line) {
+    for (int k = 0; k < 8; ++k) text += "<0x41>";
+    for (int k = 0, n = 1 + static_cast<int>(rng() % 3); k < n; ++k) {
+      text += static_cast<char>('a' + rng() % 26);
+    }
+    text += "\n";
+  }
+  const std::string corpus = dir.Write("c.txt", text);
+  const std::string out = dir.File("t.json");
+  CliResult r = Train(corpus, out, {"--vocab-size", "400", "--split-by-script=false",
+                                    "--preset", "none"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  CliResult inspect = RunCli({"inspect", out});
+  EXPECT_EQ(inspect.exit_code, 0) << inspect.err;
+  // "<0x41>" encodes through its characters' pieces, and decodes back.
+  const std::string line = dir.Write("l.txt", "<0x41><0x41>z\n");
+  CliResult ids = RunCli({"encode", "--tokenizer", out, line});
+  ASSERT_EQ(ids.exit_code, 0) << ids.err;
+  const std::string id_file = dir.Write("ids.txt", ids.out);
+  CliResult back = RunCli({"decode", "--tokenizer", out, id_file});
+  ASSERT_EQ(back.exit_code, 0) << back.err;
+  EXPECT_EQ(back.out, "<0x41><0x41>z\n");
+}
+
 }  // namespace
 }  // namespace tokenmill

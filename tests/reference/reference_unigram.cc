@@ -214,6 +214,13 @@ int32_t ScriptOf(uint32_t code_point) {
 
 constexpr int32_t kAnyScript = -1;
 
+// "<0x41>": a byte-fallback token's name, which no piece may spell.
+bool SpellsByteToken(std::string_view text) {
+  auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F'); };
+  return text.size() == 6 && text.substr(0, 3) == "<0x" && hex(text[3]) && hex(text[4]) &&
+         text[5] == '>';
+}
+
 bool ValidUnits(const std::vector<Unit>& units, bool split_by_script) {
   int32_t previous = kAnyScript;
   for (size_t pos = 0; pos < units.size(); ++pos) {
@@ -307,7 +314,7 @@ void MakeSeeds(const std::map<std::string, uint64_t>& words,
       if (count >= stats.freq) branches = false;
     }
     if (!branches) continue;
-    if (!ValidUnits(Units(text), options.split_by_script)) continue;
+    if (!ValidUnits(Units(text), options.split_by_script) || SpellsByteToken(text)) continue;
     candidates.push_back({text, stats.freq * stats.units});
   }
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {

@@ -10,7 +10,9 @@
 //    it, and each byte that is no well-formed UTF-8, is an unknown position: no piece holds one.
 //  - Valid pieces: U+2581 "▁" only as the first character; with split_by_script, every other
 //    character of one Unicode script (ICU's; Hiragana, Katakana and U+30FC count as Han, an
-//    Inherited character takes the script of the one before it): SentencePiece's rules.
+//    Inherited character takes the script of the one before it): SentencePiece's rules; and
+//    no piece spells a byte-fallback token's name, "<0x" two of 0-9A-F ">" (Hugging Face
+//    would read the two as one vocabulary entry).
 //  - Seeds. freq(s) counts the occurrences of s in the words, each word weighted by its count.
 //    The candidates are the valid substrings s of 2..max_piece_length characters without an
 //    unknown position, with freq(s) >= 2 and freq(s c) < freq(s) for every character c (an

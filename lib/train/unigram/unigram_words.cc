@@ -176,6 +176,7 @@ UnigramWords ReadWords(std::span<const WordSource::Entry> entries, const Trainer
 PieceRules::PieceRules(const UnigramWords& words, bool split_by_script)
     : split_by_script_(split_by_script) {
   script_.resize(words.chars.size());
+  code_point_ = words.chars;
   for (size_t k = 0; k < words.chars.size(); ++k) {
     const uint32_t cp = words.chars[k];
     if (cp == kMetaspace) {
@@ -192,6 +193,15 @@ PieceRules::PieceRules(const UnigramWords& words, bool split_by_script)
 }
 
 bool PieceRules::Valid(const uint32_t* ids, size_t n) const {
+  if (n == 6) {
+    // A byte-fallback token's name ("<0x41>"): Hugging Face would read the piece and the token
+    // as one entry.
+    auto cp = [&](size_t k) { return code_point_[ids[k]]; };
+    auto hex = [](uint32_t c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F'); };
+    if (cp(0) == '<' && cp(1) == '0' && cp(2) == 'x' && hex(cp(3)) && hex(cp(4)) && cp(5) == '>') {
+      return false;
+    }
+  }
   int32_t prev = kNoScript;
   for (size_t i = 0; i < n; ++i) {
     const uint32_t id = ids[i];

@@ -59,6 +59,7 @@ class PieceRules {
   static constexpr int32_t kNoScript = -1;
   static constexpr int32_t kInherited = -2;
   std::vector<int32_t> script_;  // by character id: a script, kNoScript (▁), kInherited
+  std::vector<uint32_t> code_point_;  // by character id
   uint32_t metaspace_ = kUnknownSymbol;
   bool split_by_script_;
 };
