@@ -210,15 +210,14 @@ std::unique_ptr<UnigramModel> Finalize(const UnigramWords& words,
     if (p.symbols.size() == 1) char_score[p.symbols[0]] = p.score;
   }
   std::vector<std::pair<std::string, double>> chosen;
-  double penalty = 0;
+  size_t dropped = 0;  // the k of "lowest + 0.0001 k": a product, not 0.0001 added up k times
   for (size_t c = 0; c < words.chars.size(); ++c) {
     const uint32_t id = static_cast<uint32_t>(c);
     double score;
     if (char_score[c]) {
       score = *char_score[c];
     } else {
-      score = min_score + penalty;
-      penalty += 0.0001;
+      score = min_score + 0.0001 * static_cast<double>(dropped++);
     }
     chosen.emplace_back(words.Text({&id, 1}), score);
   }
