@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -252,6 +253,22 @@ std::optional<RoundState> ReadState(std::string_view data) {
   }
   if (!r.done()) return std::nullopt;
   return s;
+}
+
+// The inverse of ReadState, for states made up by the tests.
+std::string WriteState(const RoundState& s) {
+  std::string out = "TMUNIGRAM1";
+  BinaryWriter w(&out);
+  w.Varint(s.rounds);
+  w.Varint(s.final ? 1 : 0);
+  w.Varint(s.vocab_size);
+  w.Fixed64(std::bit_cast<uint64_t>(s.log_likelihood));
+  w.Varint(s.pieces.size());
+  for (const auto& [text, score] : s.pieces) {
+    w.Bytes(text);
+    w.Fixed64(std::bit_cast<uint64_t>(score));
+  }
+  return out;
 }
 
 // A product run: its result and what after_step saw.
@@ -1157,9 +1174,9 @@ TEST(UnigramTrain, ResumeRefusesAStateOfAnotherRun) {
 
 // A damaged state: every truncation is an error; every single-bit flip is an error or (the
 // state has no checksum: checkpoint files carry one, frame by frame) a run that ends with a valid
-// model, never a crash or an invalid model.
+// model, never a crash or an invalid model. Both a state with rounds still to run and the last
+// round's (final: the model is made from its pieces directly).
 TEST(UnigramTrain, DamagedStateIsAnErrorNotACrash) {
-  // A small corpus whose run has a round after the first (its state is not final).
   std::mt19937_64 rng(77);
   const Words words = RandomWords(Kind::kMetaspace, 20, rng);
   const WordCounts counts = ToCounts(words);
@@ -1167,36 +1184,97 @@ TEST(UnigramTrain, DamagedStateIsAnErrorNotACrash) {
   ref.byte_fallback = false;
   ref.vocab_size = 1 + ReferenceSeeds(words, ref).seeds.size() / 4;
   const TrainerOptions options = ProductOptions(ref, 1);
-  const ProductRun partial = RunProduct(counts, options, 1);
-  ASSERT_TRUE(partial.result.ok()) << partial.result.status();
-  ASSERT_EQ(partial.states.size(), 1u);
-  const std::string state = partial.states[0];
-  ASSERT_TRUE(ReadState(state).has_value());
-  ASSERT_FALSE(ReadState(state)->final) << "a state that still has rounds to run";
-  for (size_t n = 1; n < state.size(); ++n) {  // (an empty state is none: a fresh run)
-    const ProductRun resumed = RunProduct(counts, options, 0, state.substr(0, n));
-    EXPECT_FALSE(resumed.result.ok()) << "truncated to " << n << " of " << state.size();
-  }
-  size_t refused = 0, accepted = 0;
-  for (size_t i = 0; i < state.size(); ++i) {
-    for (int bit = 0; bit < 8; ++bit) {
-      std::string damaged = state;
-      damaged[i] = static_cast<char>(damaged[i] ^ (1 << bit));
-      const ProductRun resumed = RunProduct(counts, options, 0, damaged);
-      if (!resumed.result.ok()) {
-        ++refused;
-        continue;
+  const ProductRun full = RunProduct(counts, options);
+  ASSERT_TRUE(full.result.ok()) << full.result.status();
+  ASSERT_GE(full.states.size(), 2u);
+  ASSERT_NE(Model(full), nullptr);
+  for (const bool final : {false, true}) {
+    const std::string state = final ? full.states.back() : full.states[0];
+    SCOPED_TRACE(final ? "the last round's state" : "the first round's state");
+    ASSERT_TRUE(ReadState(state).has_value());
+    ASSERT_EQ(ReadState(state)->final, final);
+    for (size_t n = 1; n < state.size(); ++n) {  // (an empty state is none: a fresh run)
+      const ProductRun resumed = RunProduct(counts, options, 0, state.substr(0, n));
+      EXPECT_FALSE(resumed.result.ok()) << "truncated to " << n << " of " << state.size();
+    }
+    size_t refused = 0, same = 0, other = 0;
+    for (size_t i = 0; i < state.size(); ++i) {
+      for (int bit = 0; bit < 8; ++bit) {
+        std::string damaged = state;
+        damaged[i] = static_cast<char>(damaged[i] ^ (1 << bit));
+        const ProductRun resumed = RunProduct(counts, options, 0, damaged);
+        if (!resumed.result.ok()) {
+          ++refused;
+          continue;
+        }
+        const UnigramModel* model = Model(resumed);
+        ASSERT_NE(model, nullptr);
+        EXPECT_TRUE(model->Validate().ok())
+            << "byte " << i << " bit " << bit << ": " << model->Validate();
+        ++(*model == *Model(full) ? same : other);
       }
-      ++accepted;
-      const UnigramModel* model = Model(resumed);
-      ASSERT_NE(model, nullptr);
-      EXPECT_TRUE(model->Validate().ok())
-          << "byte " << i << " bit " << bit << ": " << model->Validate();
+    }
+    std::printf("%s state, %zu bytes: of its bit flips %zu refused, %zu accepted giving the "
+                "uninterrupted model, %zu accepted giving another\n",
+                final ? "final" : "first", state.size(), refused, same, other);
+    EXPECT_GT(refused, 0u);
+  }
+}
+
+// States no run writes, each a resume must refuse rather than train from (a final state's pieces
+// become the model directly): a score that is not finite, a piece listed twice, no pieces.
+TEST(UnigramTrain, ResumeRefusesAnImpossibleState) {
+  std::mt19937_64 rng(78);
+  const Words words = RandomWords(Kind::kAscii, 30, rng);
+  const WordCounts counts = ToCounts(words);
+  UnigramReferenceOptions ref;
+  ref.byte_fallback = false;
+  ref.vocab_size = 1 + ReferenceSeeds(words, ref).seeds.size() / 4;
+  const TrainerOptions options = ProductOptions(ref, 1);
+  const ProductRun full = RunProduct(counts, options);
+  ASSERT_TRUE(full.result.ok()) << full.result.status();
+  ASSERT_GE(full.states.size(), 2u);
+  for (const bool final : {false, true}) {
+    const std::string& written = final ? full.states.back() : full.states[0];
+    const std::optional<RoundState> state = ReadState(written);
+    ASSERT_TRUE(state.has_value());
+    ASSERT_EQ(WriteState(*state), written);  // the tests' writer is the trainer's format
+    ASSERT_GE(state->pieces.size(), 2u);
+    ASSERT_EQ(state->pieces[0].first.size(), 1u);  // a character first, a substring last
+    ASSERT_GT(state->pieces.back().first.size(), 1u);
+    // The same state, written again, resumes to the uninterrupted model.
+    const ProductRun resumed = RunProduct(counts, options, 0, WriteState(*state));
+    ASSERT_TRUE(resumed.result.ok()) << resumed.result.status();
+    ExpectSameModel(*Model(resumed), *Model(full), "resumed from a rewritten state");
+    struct Change {
+      const char* what;
+      std::function<void(RoundState&)> apply;
+    };
+    const Change changes[] = {
+        {"a NaN score",
+         [](RoundState& s) { s.pieces[1].second = std::numeric_limits<double>::quiet_NaN(); }},
+        {"an infinite score",
+         [](RoundState& s) { s.pieces[0].second = std::numeric_limits<double>::infinity(); }},
+        {"a score of -infinity",
+         [](RoundState& s) { s.pieces[1].second = -std::numeric_limits<double>::infinity(); }},
+        {"a character listed twice", [](RoundState& s) { s.pieces.push_back(s.pieces[0]); }},
+        {"a longer piece listed twice",
+         [](RoundState& s) { s.pieces.insert(s.pieces.begin(), s.pieces.back()); }},
+        {"no pieces", [](RoundState& s) { s.pieces.clear(); }},
+    };
+    for (const Change& c : changes) {
+      SCOPED_TRACE(std::string(final ? "final state, " : "first state, ") + c.what);
+      RoundState changed = *state;
+      c.apply(changed);
+      const ProductRun run = RunProduct(counts, options, 0, WriteState(changed));
+      EXPECT_FALSE(run.result.ok())
+          << "trained, to a model that "
+          << (Model(run) == nullptr ? std::string("is missing")
+                                    : Model(run)->Validate().ok()
+                                          ? std::string("is valid")
+                                          : std::string(Model(run)->Validate().message()));
     }
   }
-  std::printf("state of %zu bytes: %zu bit flips refused, %zu accepted\n", state.size(), refused,
-              accepted);
-  EXPECT_GT(refused, 0u);
 }
 
 // ---- 6. invalid options ---------------------------------------------------------------------
