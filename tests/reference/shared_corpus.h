@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <zstd.h>
 
+#include <cstddef>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -12,9 +14,11 @@
 
 namespace tokenmill::testing {
 
-// Corpus `name` decompressed; "" when the file is missing (the caller decides whether that is a
+// Corpus `name` decompressed (its first `max_bytes` bytes or a little more: decompression stops
+// once that much is out); "" when the file is missing (the caller decides whether that is a
 // failure), and a test failure when it does not decompress.
-inline std::string ReadSharedCorpus(const std::string& name) {
+inline std::string ReadSharedCorpus(const std::string& name,
+                                    size_t max_bytes = std::numeric_limits<size_t>::max()) {
   const std::string path = std::string(TOKENMILL_SHARED_DIR) + "/corpora/" + name + ".txt.zst";
   absl::StatusOr<std::string> compressed = ReadFile(path);
   if (!compressed.ok()) return {};
@@ -22,7 +26,7 @@ inline std::string ReadSharedCorpus(const std::string& name) {
   ZSTD_DStream* stream = ZSTD_createDStream();
   ZSTD_inBuffer in{compressed->data(), compressed->size(), 0};
   std::vector<char> buffer(1 << 20);
-  while (in.pos < in.size) {
+  while (in.pos < in.size && out.size() < max_bytes) {
     ZSTD_outBuffer o{buffer.data(), buffer.size(), 0};
     const size_t rc = ZSTD_decompressStream(stream, &o, &in);
     if (ZSTD_isError(rc)) {

@@ -11,6 +11,7 @@
 #include <numeric>
 #include <optional>
 
+#include "absl/container/flat_hash_set.h"
 #include "common/binary_io.h"
 #include "common/option_error.h"
 #include "common/status_macros.h"
@@ -82,8 +83,10 @@ absl::StatusOr<RoundState> ParseState(std::string_view data, const UnigramWords&
   }
   state.final = final == 1;
   state.log_likelihood = std::bit_cast<double>(ll);
-  if (n > r.remaining()) return bad("is damaged (its piece count)");
+  // A round always leaves a piece (training fails before it would drop the last one).
+  if (n == 0 || n > r.remaining()) return bad("is damaged (its piece count)");
   state.pieces.reserve(n);
+  absl::flat_hash_set<std::string_view> seen;
   for (uint64_t i = 0; i < n; ++i) {
     std::string_view text;
     uint64_t score = 0;
@@ -93,7 +96,13 @@ absl::StatusOr<RoundState> ParseState(std::string_view data, const UnigramWords&
     if (p.symbols.empty()) {
       return bad(StrCat("has the piece '", text, "', which is not made of these words' alphabet"));
     }
+    if (!seen.insert(text).second) {
+      return bad(StrCat("is damaged (the piece '", text, "' is listed twice)"));
+    }
     p.score = std::bit_cast<double>(score);
+    if (!std::isfinite(p.score)) {
+      return bad(StrCat("is damaged (the piece '", text, "' has the score ", p.score, ")"));
+    }
     state.pieces.push_back(std::move(p));
   }
   if (!r.done()) return bad("is damaged (bytes after its pieces)");
@@ -213,7 +222,7 @@ std::unique_ptr<UnigramModel> Finalize(const UnigramWords& words,
     if (p.symbols.size() == 1) char_score[p.symbols[0]] = p.score;
   }
   std::vector<std::pair<std::string, double>> chosen;
-  size_t dropped = 0;
+  size_t dropped = 0;  // the k of "lowest + 0.0001 k": a product, not 0.0001 added up k times
   for (size_t c = 0; c < words.chars.size(); ++c) {
     const uint32_t id = static_cast<uint32_t>(c);
     double score;
