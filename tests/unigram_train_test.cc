@@ -364,6 +364,7 @@ struct Differences {
   size_t log_likelihoods = 0, log_likelihoods_differ = 0;
   double worst_log_likelihood = 0;
   size_t runs = 0, rounds = 0, pruned_runs[3] = {0, 0, 0};  // 0, 1, 2+ prunings
+  size_t refused_small_vocab = 0;  // vocab_size below the alphabet: refused, as it should be
   void Score(double got, double want) {
     ++scores;
     scores_differ += got != want;
@@ -698,6 +699,15 @@ Compared ExpectMatchesReference(const Words& words, const UnigramReferenceOption
     EXPECT_TRUE(IsNothingToLearn(run.result.status())) << run.result.status();
     return out;
   }
+  // Every character is a piece: a vocabulary too small for the alphabet is refused (an option
+  // error) exactly when the reference, which keeps them all, ends above vocab_size.
+  if (expected.tokens.size() > ref_options.vocab_size) {
+    EXPECT_TRUE(IsOptionError(run.result.status())) << run.result.status();
+    EXPECT_THAT(std::string(run.result.status().message()),
+                ::testing::HasSubstr("is smaller than the alphabet's"));
+    ++d.refused_small_vocab;
+    return out;
+  }
   EXPECT_TRUE(run.result.ok()) << run.result.status();
   const UnigramModel* model = Model(run);
   EXPECT_NE(model, nullptr);
@@ -783,11 +793,16 @@ UnigramReferenceOptions RandomTrainOptions(const Words& words, int size, std::mt
   if (rng() % 8 == 0) o.seed_size = 3 + rng() % 8;
   if (rng() % 10 == 0) o.limit_alphabet = 2 + rng() % 4;
   o.special_tokens = kSpecialLists[rng() % kSpecialLists.size()];
-  const size_t seeds = ReferenceSeeds(words, o).seeds.size();
+  const UnigramReferenceResult seeded = ReferenceSeeds(words, o);
+  const size_t seeds = seeded.seeds.size();
   const size_t fixed = o.special_tokens.size() + (o.byte_fallback ? 256 : 0);
   const double share[] = {1.0, 0.8, 0.35, 0.0};
+  // At least the alphabet (every character is a piece; a smaller vocab_size is refused), and
+  // now and then one below it, to see the refusal.
+  const size_t least = std::max<size_t>(seeded.alphabet.size(), 1);
   o.vocab_size = fixed + std::max<size_t>(
-                             1, static_cast<size_t>(share[size] * static_cast<double>(seeds)));
+                             least, static_cast<size_t>(share[size] * static_cast<double>(seeds)));
+  if (size == 3 && rng() % 6 == 0 && least > 1) o.vocab_size = fixed + least - 1;
   return o;
 }
 
@@ -810,7 +825,10 @@ TEST(UnigramTrain, EqualsReferenceOnRandomCorpora) {
   d.Print("random corpora");
   EXPECT_GE(d.pruned_runs[0], 150u);
   EXPECT_GE(d.pruned_runs[1], 60u);
-  EXPECT_GE(d.pruned_runs[2], 100u);
+  // (Vocabularies start at the alphabet's size: fewer runs prune twice than when the smallest
+  // were below it; those are now refused, and some are.)
+  EXPECT_GE(d.pruned_runs[2], 60u);
+  EXPECT_GE(d.refused_small_vocab, 5u);
 }
 
 // Byte fallback's 256 ids count towards vocab_size (and so towards the 1.1 * vocab_size a round
@@ -1151,7 +1169,8 @@ TEST(UnigramTrain, ResumingFromAnyRoundGivesTheUninterruptedModel) {
     o.byte_fallback = false;
     o.sub_iterations = 1 + i % 2;
     o.ml_m_step = i % 3 == 0;
-    o.vocab_size = 1 + std::max<size_t>(2, ReferenceSeeds(words, o).seeds.size() / 6);
+    const UnigramReferenceResult seeded = ReferenceSeeds(words, o);
+    o.vocab_size = 1 + std::max<size_t>(seeded.alphabet.size(), seeded.seeds.size() / 6);
     ExpectResumeFromEveryRound(ToCounts(words), ProductOptions(o, 1),
                                std::string("corpus ") + std::to_string(i) + " " + KindName(kind),
                                2);
