@@ -1409,3 +1409,35 @@ TEST(UnigramTrain, VocabSizeLargerThanTheSeedVocabularyIsAnOptionError) {
 
 }  // namespace
 }  // namespace tokenmill
+
+namespace tokenmill {
+namespace {
+
+// The E-step's fixed-point sums (int64, units of 2^-24) hold a piece's expected count below
+// 2^39: words with more count-weighted characters are refused up front. (Before the check, the
+// sums wrapped: a count of 3 * 2^38 trained to a model with a piece scored about 0, 2^44 failed
+// in the M-step, 2^50 gave another wrong model.)
+TEST(UnigramTrain, CountsBeyondTheFixedPointSumsAreRefusedNotWrapped) {
+  UnigramReferenceOptions ref;
+  ref.vocab_size = 6;
+  ref.byte_fallback = false;
+  for (int shift : {30, 36, 38, 44, 50}) {
+    SCOPED_TRACE("shift " + std::to_string(shift));
+    const uint64_t unit = uint64_t{1} << shift;
+    const Words words = {{"\u2581ab", 3 * unit}, {"\u2581abc", 2 * unit}, {"\u2581bc", 5 * unit},
+                         {"\u2581ca", unit},     {"cab", 7}};
+    const ProductRun run = RunProduct(ToCounts(words), ProductOptions(ref, 1));
+    uint64_t weighted = 0;
+    for (const auto& [w, c] : words) weighted += c * (w.size() == 3 ? 3 : w.size() - 2);
+    if (weighted >= (uint64_t{1} << 39)) {
+      EXPECT_EQ(run.result.status().code(), absl::StatusCode::kResourceExhausted)
+          << run.result.status();
+    } else {
+      ASSERT_TRUE(run.result.ok()) << run.result.status();
+      EXPECT_TRUE(AsUnigram(*run.result->model)->Validate().ok());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tokenmill

@@ -270,7 +270,7 @@ EStep RunEStep(const UnigramWords& words, const PieceSet& set, const Lattices& l
           local.expected[e.piece] +=
               std::llround(s.alpha[e.start] * set.probability[e.piece] * s.beta[e.end] * scale);
         }
-        local.ll += static_cast<__int128>(std::llround(count * std::log(s.alpha[n]) * kFixedScale));
+        local.ll += static_cast<__int128>(std::round(count * std::log(s.alpha[n]) * kFixedScale));
         continue;
       }
       // Logs, each position's sum kept as (largest term, sum of exp(term - largest)) while its
@@ -310,7 +310,7 @@ EStep RunEStep(const UnigramWords& words, const PieceSet& set, const Lattices& l
         const double p = std::exp(s.alpha[e.start] + e.score + s.beta[e.end] - z);
         local.expected[e.piece] += std::llround(count * p * kFixedScale);
       }
-      local.ll += static_cast<__int128>(std::llround(count * z * kFixedScale));
+      local.ll += static_cast<__int128>(std::round(count * z * kFixedScale));
     }
   });
   EStep result;

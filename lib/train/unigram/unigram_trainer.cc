@@ -282,6 +282,21 @@ absl::StatusOr<TrainResult> UnigramTrainer::Train(WordSource source, const Train
   if (words.chars.empty()) {
     return NothingToLearnError("the words hold no character to learn pieces from");
   }
+  {
+    // The expected counts are int64 sums in units of 2^-24: a piece's can reach the words'
+    // count-weighted characters, which must stay below 2^63 / 2^24 (5.5e11: a corpus of about a
+    // terabyte). Beyond, the sums would wrap: refuse rather than train on them.
+    __int128 weighted = 0;
+    for (size_t w = 0; w < words.size(); ++w) {
+      weighted += static_cast<__int128>(words.counts[w]) * (words.begin[w + 1] - words.begin[w]);
+    }
+    if (weighted >= (static_cast<__int128>(1) << 39)) {
+      return absl::ResourceExhaustedError(StrCat(
+          "the words hold ", static_cast<double>(weighted),
+          " characters counting repeats; Unigram training's fixed-point sums hold fewer than "
+          "2^39 (5.5e11): train on a sample of the corpus"));
+    }
+  }
   lap("words");
   // The special tokens, the unknown token first unless listed.
   std::vector<std::string> specials = options_.special_tokens;

@@ -36,7 +36,8 @@
 //    of all paths' exp(score sum)); each piece edge's marginal p = exp(alpha + score + beta - Z)
 //    adds llround(count * p * 2^24) to its piece's expected count (an int64 sum, so the result
 //    does not depend on the threads); the log-likelihood adds count * Z, as llround(count * Z *
-//    2^24) into an int128 sum. (How p is computed, in logs or, for short words, probabilities,
+//    2^24) into an int128 sum. Words whose count-weighted characters reach 2^39 (5.5e11; a
+//    piece's sum could wrap) are refused. (How p is computed, in logs or, for short words, probabilities,
 //    may move it in its last bits: an implementation may differ by one 2^-24 unit.)
 //  - M-step (SentencePiece's Bayesian one): pieces of expected count (sum / 2^24) below 0.5 are
 //    dropped; each other gets digamma(expected) - digamma(E), E = the integer sum of the kept
