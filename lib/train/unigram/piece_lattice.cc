@@ -132,6 +132,15 @@ PieceTrie::PieceTrie(std::span<const ScoredPiece> pieces, size_t alphabet)
   for (const auto& [key, next] : sorted) links_.push_back({static_cast<uint32_t>(key), next});
 }
 
+void PieceTrie::Remap(std::span<const uint32_t> new_index) {
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, piece_.size(), 1 << 16),
+                    [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t k = r.begin(); k != r.end(); ++k) {
+      if (piece_[k] != kNone) piece_[k] = new_index[piece_[k]];
+    }
+  });
+}
+
 PieceSet::PieceSet(std::vector<ScoredPiece> p, size_t alphabet)
     : pieces(std::move(p)), alive(pieces.size(), 1), trie(pieces, alphabet) {
   Refresh();
@@ -248,9 +257,56 @@ EStep RunEStep(const UnigramWords& words, const PieceSet& set, const Lattices& l
       std::span<const uint32_t> text = words.Word(w);
       const size_t n = text.size();
       if (n == 0) continue;
-      WordEdges(words, w, set, lattices, s.edges);
       const double count = static_cast<double>(words.counts[w]);
-      if (static_cast<double>(n) * -set.min_edge_score < kLinearLimit) {
+      const bool linear = static_cast<double>(n) * -set.min_edge_score < kLinearLimit;
+      if (linear && lattices.cached()) {
+        // Probabilities straight from the cached occurrences (no edge list built), in the edge
+        // list's order of sums: by start, each start's by length, its unknown edge last
+        // forwards and first backwards.
+        const std::span<const Lattices::Occurrence> occ = lattices.Of(w);
+        s.alpha.assign(n + 1, 0.0);
+        s.beta.assign(n + 1, 0.0);
+        s.alpha[0] = 1;
+        size_t k = 0;
+        for (size_t start = 0; start < n; ++start) {
+          bool single = false;
+          const double a = s.alpha[start];
+          for (; k < occ.size() && occ[k].start == start; ++k) {
+            const Lattices::Occurrence& o = occ[k];
+            if (!set.alive[o.piece]) continue;
+            s.alpha[start + o.length] += a * set.probability[o.piece];
+            single |= o.length == 1;
+          }
+          if (!single) s.alpha[start + 1] += a * set.unknown_probability;
+        }
+        s.beta[n] = 1;
+        size_t end = occ.size();
+        for (size_t start = n; start-- > 0;) {
+          size_t first = end;
+          while (first > 0 && occ[first - 1].start == start) --first;
+          bool single = false;
+          for (size_t j = first; j < end && occ[j].length == 1; ++j) single |= set.alive[occ[j].piece] != 0;
+          double b = 0;
+          if (!single) b += set.unknown_probability * s.beta[start + 1];
+          for (size_t j = end; j-- > first;) {
+            const Lattices::Occurrence& o = occ[j];
+            if (!set.alive[o.piece]) continue;
+            b += set.probability[o.piece] * s.beta[start + o.length];
+          }
+          s.beta[start] = b;
+          end = first;
+        }
+        const double scale = count / s.alpha[n] * kFixedScale;
+        for (const Lattices::Occurrence& o : occ) {
+          if (!set.alive[o.piece]) continue;
+          local.expected[o.piece] += std::llround(s.alpha[o.start] * set.probability[o.piece] *
+                                                  s.beta[o.start + o.length] * scale);
+        }
+        local.ll += static_cast<__int128>(std::round(count * std::log(s.alpha[n]) * kFixedScale));
+        continue;
+      }
+      WordEdges(words, w, set, lattices, s.edges);
+      if (linear) {
         // Probabilities: no path's product underflows.
         s.alpha.assign(n + 1, 0.0);
         s.beta.assign(n + 1, 0.0);
@@ -401,6 +457,25 @@ std::vector<uint32_t> Viterbi(std::span<const uint32_t> text, const PieceSet& se
   std::vector<uint32_t> pieces;
   for (uint32_t k : path) pieces.push_back(s.edges[k].piece);
   return pieces;
+}
+
+PieceSegmentations SegmentPiece(std::span<const uint32_t> text, const PieceSet& set) {
+  thread_local Scratch s;
+  thread_local std::vector<uint32_t> path;
+  PieceSegmentations out;
+  Edges(text, set, s.edges);
+  path.clear();
+  BestPath(text.size(), s, path);
+  for (uint32_t k : path) out.best.push_back(s.edges[k].piece);
+  if (out.best.size() != 1) return out;
+  std::erase_if(s.edges, [&](const Edge& e) {
+    return e.piece == PieceTrie::kNone || (e.start == 0 && e.end == text.size());
+  });
+  path.clear();
+  if (BestPath(text.size(), s, path)) {
+    for (uint32_t k : path) out.alternative.push_back(s.edges[k].piece);
+  }
+  return out;
 }
 
 }  // namespace tokenmill::unigram

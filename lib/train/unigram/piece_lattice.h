@@ -44,11 +44,7 @@ class PieceTrie {
   uint32_t Piece(uint32_t node) const { return piece_[node]; }
   // For a subset of the pieces: piece i becomes new_index[i] (kNone: gone). The nodes stay
   // (a path to a gone piece just ends nowhere).
-  void Remap(std::span<const uint32_t> new_index) {
-    for (uint32_t& p : piece_) {
-      if (p != kNone) p = new_index[p];
-    }
-  }
+  void Remap(std::span<const uint32_t> new_index);
 
  private:
   struct Link {
@@ -141,5 +137,13 @@ std::vector<uint64_t> ViterbiCounts(const UnigramWords& words, const PieceSet& s
 // unknown edge is no path (returns an empty vector).
 std::vector<uint32_t> Viterbi(std::span<const uint32_t> text, const PieceSet& set,
                               bool skip_whole = false);
+
+// Pruning's two segmentations of a piece's own text: its Viterbi path, and, when that is the
+// piece itself, the best path without it and without unknown edges (empty: none). The same
+// as Viterbi(text, set) and Viterbi(text, set, true), from one lattice.
+struct PieceSegmentations {
+  std::vector<uint32_t> best, alternative;
+};
+PieceSegmentations SegmentPiece(std::span<const uint32_t> text, const PieceSet& set);
 
 }  // namespace tokenmill::unigram

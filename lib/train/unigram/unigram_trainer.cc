@@ -150,12 +150,12 @@ std::vector<uint32_t> Prune(const UnigramWords& words, const PieceSet& set,
     for (size_t i = r.begin(); i != r.end(); ++i) {
       // A character is its own only segmentation, and has no alternative (no unknown edges).
       if (!set.alive[i] || pieces[i].symbols.size() == 1) continue;
-      std::vector<uint32_t> best = unigram::Viterbi(pieces[i].symbols, set);
-      if (best.size() != 1 || best[0] != i) {
+      unigram::PieceSegmentations seg = unigram::SegmentPiece(pieces[i].symbols, set);
+      if (seg.best.size() != 1 || seg.best[0] != i) {
         removable[i] = 1;
         continue;
       }
-      alternatives[i] = unigram::Viterbi(pieces[i].symbols, set, /*skip_whole=*/true);
+      alternatives[i] = std::move(seg.alternative);
     }
   });
   const std::vector<uint64_t> freq = unigram::ViterbiCounts(words, set, lattices);
