@@ -25,7 +25,11 @@
 #      wordpiece --wordpiece-score frequency --hf-compat` with --hf-symbol-order equals Hugging
 #      Face's default WordPieceTrainer's vocabulary, ids included (brown, linux_docs); Hugging Face
 #      encodes with tokenmill's likelihood-trained tokenizer.json and vocab.txt to the same ids
-#      (brown, linux_docs, poetry).
+#      (brown, linux_docs, poetry);
+#   9. Unigram (issue 22, scripts/hf_unigram_parity.sh on 2 MB slices): Hugging Face loads
+#      tokenmill's Unigram tokenizer.json (byte fallback, NFKC, Metaspace) and encodes every line
+#      to tokenmill's ids (brown, linux_docs, poetry; vocab 8000, poetry's slice at 10000 for its
+#      alphabet).
 # Slices: the bundled sample, and the first few MB of brown, linux_docs and poetry from
 # ../shared/corpora (missing corpora fail the run: CI has them).
 #
@@ -282,5 +286,11 @@ done
 # 8: WordPiece.
 bash "$root/scripts/hf_wordpiece_parity.sh" --tokenmill "$tm" --bytes 2000000 |
   grep -v '^hf_wordpiece_parity.sh:' || status=1
+# 9: Unigram.
+for spec in "brown 8000" "linux_docs 8000" "poetry 10000"; do
+  read -r corpus vocab <<<"$spec"
+  bash "$root/scripts/hf_unigram_parity.sh" --tokenmill "$tm" --slice 2000000 --vocab-size "$vocab" \
+    "$corpus" | grep -v '^hf_unigram_parity.sh:' || status=1
+done
 if ((status == 0)); then echo "ci_parity.sh: every check equals the peers"; else echo "ci_parity.sh: DIFFERENCES (above)"; fi
 exit "$status"
