@@ -140,7 +140,7 @@ void RegisterTrainFlags(FlagSet& flags, TrainCommandOptions* options) {
                 "bpe, wordpiece (BERT's: --unit char, --continuing-subword-prefix ##, "
                 "--preset bert, BERT's special tokens at the start and --character-coverage 1 "
                 "unless given), or unigram (SentencePiece's: --unit char, --preset metaspace, "
-                "--normalize nfkc, <unk> at id 0 unless given)");
+                "--normalize nfkc, <unk> at id 0, a checkpoint after every EM round unless given)");
   flags.AddSize("seed-size", &run.trainer.seed_size,
                 "--algorithm unigram: the seed vocabulary's substrings (the most frequent by "
                 "count x length, beside every character)");
@@ -222,7 +222,8 @@ void RegisterTrainFlags(FlagSet& flags, TrainCommandOptions* options) {
   flags.AddString("checkpoint", &run.checkpoint,
                   "checkpoint file (\"none\": no checkpoints; default: OUTPUT.ckpt)");
   flags.AddUint64("checkpoint-every", &run.checkpoint_every,
-                  "also write a checkpoint every N merges (0: only after counting, at the end and on Ctrl-C)");
+                  "also write a checkpoint every N merges (Unigram: EM rounds; default 1 there) (0: only "
+                  "after counting, at the end and on Ctrl-C)");
   flags.AddDouble("checkpoint-interval", &run.checkpoint_interval,
                   "also write a checkpoint when this many seconds passed since the last (0: off)");
   flags.AddString("resume", &options->resume,
@@ -293,6 +294,8 @@ absl::Status ApplyAlgorithmDefaults(TrainCommandOptions& options, const FlagSet&
       run.corpus.pretokenizer.preset = "metaspace";
     }
     if (!flags.WasSet("normalize")) run.corpus.pretokenizer.normalizer.form = NormalForm::kNfkc;
+    // A checkpoint after every EM round: rounds are few and long, a state is small beside them.
+    if (!flags.WasSet("checkpoint-every")) run.checkpoint_every = 1;
     return absl::OkStatus();
   }
   if (run.trainer.algorithm != Algorithm::kWordPiece) return absl::OkStatus();
