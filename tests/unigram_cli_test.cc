@@ -28,6 +28,7 @@
 #include "gtest/gtest.h"
 #include "reference/cli_expect.h"
 #include "reference/cli_runner.h"
+#include "reference/training_child.h"
 
 namespace tokenmill {
 namespace {
@@ -304,21 +305,7 @@ class RoundChild {
       throw std::runtime_error("cannot make the stderr pipe one slot");
     }
     if (write(p[1], "", 1) != 1) throw std::runtime_error("cannot write the filler packet");
-    pid_ = fork();
-    if (pid_ == 0) {
-      int null = open("/dev/null", O_RDWR);
-      dup2(null, 0);
-      dup2(null, 1);
-      dup2(p[1], 2);
-      close(p[0]);
-      close(p[1]);
-      std::vector<char*> argv = {const_cast<char*>(TOKENMILL_CLI_PATH)};
-      for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      execv(TOKENMILL_CLI_PATH, argv.data());
-      _exit(127);
-    }
-    close(p[1]);
+    pid_ = testing::StartCliWritingStderrTo(args, p);
     read_fd_ = p[0];
   }
   ~RoundChild() {

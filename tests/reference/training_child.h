@@ -17,6 +17,27 @@
 
 namespace tokenmill::testing {
 
+// Forks the CLI with `args`: stdin and stdout /dev/null, stderr the write end of `pipe_fds`
+// (closed in the parent afterwards; the read end stays the parent's). Returns its pid.
+inline pid_t StartCliWritingStderrTo(const std::vector<std::string>& args, const int pipe_fds[2]) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_RDWR);
+    dup2(null, 0);
+    dup2(null, 1);
+    dup2(pipe_fds[1], 2);
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    std::vector<char*> argv = {const_cast<char*>(TOKENMILL_CLI_PATH)};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(TOKENMILL_CLI_PATH, argv.data());
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  return pid;
+}
+
 // A tokenmill child run with --verbose --log-every 1, whose stderr is a pipe of one page that
 // the test reads line by line. While the test does not read, the child blocks at its next log
 // line, a few dozen merges on: it cannot finish behind the test's back, so a signal sent after
@@ -31,21 +52,7 @@ class TrainingChild {
     if (fcntl(p[0], F_SETPIPE_SZ, 4096) < 0 || fcntl(p[0], F_GETPIPE_SZ) > 4096) {
       throw std::runtime_error("cannot make the stderr pipe one 4 KiB page");
     }
-    pid_ = fork();
-    if (pid_ == 0) {
-      int null = open("/dev/null", O_RDWR);
-      dup2(null, 0);
-      dup2(null, 1);
-      dup2(p[1], 2);
-      close(p[0]);
-      close(p[1]);
-      std::vector<char*> argv = {const_cast<char*>(TOKENMILL_CLI_PATH)};
-      for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      execv(TOKENMILL_CLI_PATH, argv.data());
-      _exit(127);
-    }
-    close(p[1]);
+    pid_ = StartCliWritingStderrTo(args, p);
     fd_ = p[0];
   }
   ~TrainingChild() {
