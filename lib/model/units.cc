@@ -191,22 +191,9 @@ class CharUnits : public Units {
     std::sort(counts.chars.begin(), counts.chars.end(), [](const auto& a, const auto& b) {
       return a.second != b.second ? a.second > b.second : a.first < b.first;
     });
-    size_t keep = counts.chars.size();
-    if (!options.hf_compat && options.character_coverage < 1.0) {
-      // SentencePiece: a character is added while the share covered before it is below the
-      // coverage.
-      uint64_t covered = 0;
-      keep = 0;
-      for (const auto& [cp, count] : counts.chars) {
-        if (static_cast<double>(covered) >=
-            options.character_coverage * static_cast<double>(alphabet.char_occurrences)) {
-          break;
-        }
-        covered += count;
-        ++keep;
-      }
-    }
-    if (options.limit_alphabet > 0) keep = std::min(keep, options.limit_alphabet);
+    const size_t keep =
+        KeptCharacters(counts.chars, alphabet.char_occurrences,
+                       options.hf_compat ? 1.0 : options.character_coverage, options.limit_alphabet);
     for (size_t i = keep; i < counts.chars.size(); ++i) {
       alphabet.uncovered_occurrences += counts.chars[i].second;
     }
@@ -425,6 +412,21 @@ const Units& UnitsOf(UnitKind kind) {
     case UnitKind::kChar: return char_units;
   }
   return byte_units;
+}
+
+size_t KeptCharacters(std::span<const std::pair<uint32_t, uint64_t>> by_count, uint64_t total,
+                      double coverage, size_t limit) {
+  size_t keep = by_count.size();
+  if (coverage < 1.0) {
+    uint64_t covered = 0;
+    keep = 0;
+    for (const auto& [cp, count] : by_count) {
+      if (static_cast<double>(covered) >= coverage * static_cast<double>(total)) break;
+      covered += count;
+      ++keep;
+    }
+  }
+  return limit > 0 ? std::min(keep, limit) : keep;
 }
 
 std::string ByteFallbackName(unsigned char byte) { return absl::StrFormat("<0x%02X>", byte); }

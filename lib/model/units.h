@@ -155,6 +155,13 @@ class Units {
                                 std::string_view suffix = "") const = 0;
 };
 
+// How many of `by_count` (characters with their counts, ranked by count descending, then code
+// point) the alphabet keeps: SentencePiece's coverage rule (a character is added while the
+// share of `total` covered before it is below `coverage`; 1 keeps all), then at most
+// `limit` (0: no limit). MakeAlphabet's rule, which the Unigram trainer shares.
+size_t KeptCharacters(std::span<const std::pair<uint32_t, uint64_t>> by_count, uint64_t total,
+                      double coverage, size_t limit);
+
 // "<0x41>": how tokenizer.json and SentencePiece name the byte-fallback token of a byte.
 std::string ByteFallbackName(unsigned char byte);
 // The byte `name` is the fallback token of, or -1.

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "common/utf8.h"
+#include "model/units.h"
 
 namespace tokenmill::unigram {
 namespace {
@@ -102,20 +103,8 @@ UnigramWords ReadWords(std::span<const WordSource::Entry> entries, const Trainer
   for (const auto& [cp, count] : seen) words.char_occurrences += count;
   // SentencePiece's coverage: a character is added while the share covered before it is below
   // the coverage.
-  size_t keep = seen.size();
-  if (options.character_coverage < 1.0) {
-    uint64_t covered = 0;
-    keep = 0;
-    for (const auto& [cp, count] : seen) {
-      if (static_cast<double>(covered) >=
-          options.character_coverage * static_cast<double>(words.char_occurrences)) {
-        break;
-      }
-      covered += count;
-      ++keep;
-    }
-  }
-  if (options.limit_alphabet > 0) keep = std::min(keep, options.limit_alphabet);
+  const size_t keep = KeptCharacters(seen, words.char_occurrences, options.character_coverage,
+                                     options.limit_alphabet);
   for (size_t k = 0; k < seen.size(); ++k) {
     if (k < keep) {
       words.id_of.emplace(seen[k].first, static_cast<uint32_t>(k));
