@@ -89,11 +89,12 @@ bool BpeState::ReportMerge(size_t index, bool replayed) {
                            .token = model.tokens[m.result],
                            .count = merge_counts[index],
                            .id = m.result};
-  const TrainEvent event{.steps_done = index + 1,
-                         .steps_planned = model.merges.size() + RemainingMerges(),
-                         .replayed = replayed,
-                         .work = replayed ? 0 : last_merge_words,
-                         .merge = &merge};
+  TrainEvent event;  // (fields by name: a round-based trainer's are left at their defaults)
+  event.steps_done = index + 1;
+  event.steps_planned = model.merges.size() + RemainingMerges();
+  event.replayed = replayed;
+  event.work = replayed ? 0 : last_merge_words;
+  event.merge = &merge;
   if (control.after_step(event)) return true;
   interrupted = true;
   stop_reason = StrCat("interrupted after ", index + 1, " merges");
