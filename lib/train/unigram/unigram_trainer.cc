@@ -133,9 +133,9 @@ void MStep(PieceSet& set, const EStep& e, bool maximum_likelihood) {
   set.Refresh();
 }
 
-// The occurrences a round caches (8 bytes each): beyond this, each pass walks the trie again.
-// (poetry, 29 M characters of distinct words, needs about 60 M at the seeds; each pass then
-// costs a lookup per occurrence instead of a trie walk per position.)
+// The occurrences the lattices cache (8 bytes each, so 1 GB at most): beyond this, each pass
+// walks the trie again. Cached, a pass costs a lookup per occurrence instead of a trie walk
+// per position.
 constexpr uint64_t kMaxCachedOccurrences = uint64_t{128} << 20;
 
 // Pruning (unigram_trainer.h): the pieces kept, as indices into set.pieces, in their new order.
