@@ -53,6 +53,7 @@ struct RoundState {
 };
 
 constexpr std::string_view kStateMagic = "TMUNIGRAM1";
+constexpr double kLowestStateScore = -1e6;
 
 std::string SerializeState(const RoundState& state, const UnigramWords& words) {
   std::string out(kStateMagic);
@@ -100,8 +101,11 @@ absl::StatusOr<RoundState> ParseState(std::string_view data, const UnigramWords&
       return bad(StrCat("is damaged (the piece '", text, "' is listed twice)"));
     }
     p.score = std::bit_cast<double>(score);
-    if (!std::isfinite(p.score)) {
-      return bad(StrCat("is damaged (the piece '", text, "' has the score ", p.score, ")"));
+    // A log-probability a run reaches: at most 0, and far above -1e6 (SentencePiece's scores
+    // stay above about -50). Outside, a sum over a word overflows or turns NaN.
+    if (!(p.score <= 0 && p.score >= kLowestStateScore)) {
+      return bad(StrCat("is damaged (the piece '", text, "' has the score ", p.score,
+                        ", no log-probability a run gives)"));
     }
     state.pieces.push_back(std::move(p));
   }
