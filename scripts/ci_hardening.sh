@@ -3,7 +3,8 @@
 # with TSan, cached after, 3 to build the tests, 1 to run them; fuzz 60 s per target, 2 at a time):
 #  1. ThreadSanitizer: builds the tests of the parallel stages with -fsanitize=thread and runs
 #     them (corpus reader, counting, word-count tables and files, trainer with 1/2/8 threads and
-#     batched merges, batch encoding, special-token matching from many threads), and the CLI's
+#     batched merges, batch encoding, special-token matching from many threads, Unigram's
+#     parallel seeds, E-step and pruning), and the CLI's
 #     training, checkpointing (background writes) and interrupt/resume tests, which run the
 #     TSan-built tokenmill binary.
 #  2. Each libFuzzer target (tests/fuzz) for FUZZ_SECONDS (default 60), two at a time, from its
@@ -27,8 +28,8 @@ start=$(date +%s)
 TSAN_TARGETS=(corpus_reader_test count_corpus_test count_word_counts_test count_file_test
               train_test encode_bpe_test pretokenize_special_tokens_test
               checkpoint_resume_test train_cli_test training_run_test pretokenize_custom_test
-              wordpiece_train_test)
-TSAN_FILTER='^((BatchReader|CountCorpus|WordCounts|CountsFile|TrainBpe|Encoder|SpecialTokens|Resume|Seeds/InterruptedTraining|TrainCli|TrainingRun|CustomPattern)\.|WordPieceTrain\.SameModelWithOneTwoAndFourThreads$)'
+              wordpiece_train_test unigram_train_test)
+TSAN_FILTER='^((BatchReader|CountCorpus|WordCounts|CountsFile|TrainBpe|Encoder|SpecialTokens|Resume|Seeds/InterruptedTraining|TrainCli|TrainingRun|CustomPattern)\.|WordPieceTrain\.SameModelWithOneTwoAndFourThreads$|UnigramTrain\.SameModelWithOneTwoAndFourThreadsOnRandomCorpora$)'
 
 if [[ $what == tsan || $what == all ]]; then
   echo "== ThreadSanitizer: parallel stages"
