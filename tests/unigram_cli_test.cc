@@ -514,6 +514,22 @@ TEST(UnigramCli, OneAndTwoThreadsWriteTheSameFile) {
   }
 }
 
+// inspect on a Unigram checkpoint speaks of EM rounds (the state's), not of merges.
+TEST(UnigramCli, InspectOfACheckpointShowsTheRoundsDone) {
+  TempDir dir;
+  const std::string corpus = dir.Write("c.txt", Corpus(3000, 12));
+  const std::string out = dir.File("t.json");
+  CliResult r = RunCli({"train", "--algorithm", "unigram", "--vocab-size", "1000", "--quiet",
+                        "--output", out, corpus});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  CliResult inspect = RunCli({"inspect", out + ".ckpt"});
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_THAT(inspect.out, ::testing::ContainsRegex("EM rounds done: [1-9][0-9]*, [0-9]+ pieces, "
+                                                    "log-likelihood -[0-9.e+]+, of a target "
+                                                    "vocabulary of 1000 \\(training had finished\\)"));
+  EXPECT_THAT(inspect.out, ::testing::Not(::testing::HasSubstr("merges done")));
+}
+
 // A corpus where "<0x41>" is by far the most frequent substring: without the script rule it
 // would be a piece, whose name is the byte-fallback token's (the file would not read back:
 // "model.vocab[...] repeats <0x41>"). No piece may spell a byte token's name.

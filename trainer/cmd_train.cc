@@ -20,6 +20,7 @@
 #include "option_flags.h"
 #include "pretokenize/presets.h"
 #include "train/train_progress.h"
+#include "train/unigram/unigram_trainer.h"
 
 namespace tokenmill::cli {
 namespace {
@@ -415,8 +416,13 @@ int RunTrain(int argc, char** argv) {
     return kExitUsage;
   }
   if (run->resumed() && !options.quiet) {
-    std::fprintf(stderr, "resuming from %s: %zu merges done, %zu unique words\n",
-                 options.resume.c_str(), run->resumed_merges(), run->resumed_words());
+    std::string done = StrCat(run->resumed_merges(), " merges done");
+    if (absl::StatusOr<UnigramStateSummary> state = SummarizeUnigramState(run->resumed_state());
+        state.ok()) {
+      done = StrCat(state->rounds, " EM rounds done (", state->pieces, " pieces)");
+    }
+    std::fprintf(stderr, "resuming from %s: %s, %zu unique words\n", options.resume.c_str(),
+                 done.c_str(), run->resumed_words());
   }
   TrainProgress progress(options.quiet ? ProgressFormat::kNone : run_options.corpus.progress,
                          options.verbose ? options.log_every : 0, stderr);

@@ -3,6 +3,7 @@
 #include "absl/strings/str_format.h"
 #include "common/strings.h"
 #include "driver/stored_options.h"
+#include "train/unigram/unigram_trainer.h"
 
 namespace tokenmill {
 
@@ -15,8 +16,25 @@ std::string DescribeCheckpoint(const Checkpoint& c,
   }
   absl::StatusOr<TrainingRunOptions> options = StoredOptions(c, "the checkpoint");
   const std::string target = options.ok() ? StrCat(options->trainer.vocab_size) : "?";
-  absl::StrAppendFormat(&out, "merges done: %d of a target vocabulary of %s%s\n", c.merges.size(),
-                        target, c.finished ? " (training had finished)" : "");
+  if (c.model_type == ModelType::kUnigram) {
+    absl::StatusOr<UnigramStateSummary> state = SummarizeUnigramState(c.trainer_state);
+    if (c.trainer_state.empty()) {
+      absl::StrAppendFormat(&out, "EM rounds done: 0 (the words are counted) of a target vocabulary of %s\n",
+                            target);
+    } else if (!state.ok()) {
+      absl::StrAppendFormat(&out, "EM rounds: %s\n", Message(state.status()));
+    } else {
+      absl::StrAppendFormat(&out,
+                            "EM rounds done: %d, %d pieces, log-likelihood %.6g, of a target "
+                            "vocabulary of %s%s\n",
+                            state->rounds, state->pieces, state->log_likelihood, target,
+                            c.finished ? " (training had finished)"
+                            : state->final ? " (only the final cut is left)" : "");
+    }
+  } else {
+    absl::StrAppendFormat(&out, "merges done: %d of a target vocabulary of %s%s\n",
+                          c.merges.size(), target, c.finished ? " (training had finished)" : "");
+  }
   out += "configuration:\n";
   if (!options.ok()) {
     absl::StrAppendFormat(&out, "  (not readable: %s)\n", Message(options.status()));

@@ -76,6 +76,10 @@ class TrainingRun {
   bool resumed() const { return resumed_.has_value(); }
   // A resumed run's merges so far and distinct words.
   size_t resumed_merges() const { return resumed_ ? resumed_->merges.size() : 0; }
+  // A resumed round-based run's state (Unigram's), or "".
+  std::string_view resumed_state() const {
+    return resumed_ ? std::string_view(resumed_->trainer_state) : std::string_view();
+  }
   size_t resumed_words() const { return resumed_ ? resumed_->word_list.entries.size() : 0; }
   // What the caller should tell the user (a corpus file that changed, resumed anyway).
   const std::vector<std::string>& warnings() const { return warnings_; }

@@ -113,6 +113,26 @@ absl::StatusOr<RoundState> ParseState(std::string_view data, const UnigramWords&
   return state;
 }
 
+}  // namespace
+
+absl::StatusOr<UnigramStateSummary> SummarizeUnigramState(std::string_view data) {
+  if (!data.starts_with(kStateMagic)) {
+    return absl::InvalidArgumentError("not a Unigram trainer state (wrong magic bytes)");
+  }
+  BinaryReader r(data.substr(kStateMagic.size()));
+  UnigramStateSummary s;
+  uint64_t final = 0, ll = 0;
+  if (!r.Varint(&s.rounds) || !r.Varint(&final) || !r.Varint(&s.vocab_size) || !r.Fixed64(&ll) ||
+      !r.Varint(&s.pieces) || final > 1) {
+    return absl::InvalidArgumentError("a damaged Unigram trainer state (its header)");
+  }
+  s.final = final == 1;
+  s.log_likelihood = std::bit_cast<double>(ll);
+  return s;
+}
+
+namespace {
+
 // The M-step (SentencePiece's Bayesian one, or with `maximum_likelihood` the plain one), in
 // place: the living pieces below 0.5 expected occurrences die, the others get their new scores.
 void MStep(PieceSet& set, const EStep& e, bool maximum_likelihood) {

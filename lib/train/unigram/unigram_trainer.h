@@ -74,6 +74,18 @@
 
 namespace tokenmill {
 
+// What a round's state (TrainEvent::state, a checkpoint's trainer state) says, for people:
+// the rounds done, whether only the final cut was left, the target vocab_size, the pieces and
+// the last E-step's log-likelihood. Fails on what is no Unigram state.
+struct UnigramStateSummary {
+  uint64_t rounds = 0;
+  bool final = false;
+  uint64_t vocab_size = 0;
+  uint64_t pieces = 0;
+  double log_likelihood = 0;
+};
+absl::StatusOr<UnigramStateSummary> SummarizeUnigramState(std::string_view state);
+
 class UnigramTrainer : public Trainer {
  public:
   // `options` must be valid (TrainerOptions::Validate) with algorithm kUnigram.
