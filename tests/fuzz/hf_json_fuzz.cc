@@ -1,8 +1,8 @@
 // Fuzzes tokenizer.json loading (FromHfJson) and, for input that is no JSON object, BERT's
 // vocab.txt (FromVocabTxt). Any bytes must give a model or an error, never a crash; an accepted
 // model must validate, write back to the same model (ToHfJson / ToVocabTxt round trip) and, for
-// BPE, encode losslessly (model_check.h); a WordPiece model must encode and decode without
-// failing.
+// BPE, encode losslessly (model_check.h); a WordPiece or Unigram model must encode and decode
+// without failing.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -12,6 +12,7 @@
 #include "model/bpe/bpe_hf_json.h"
 #include "model/encoder.h"
 #include "model/hf_json.h"
+#include "model/unigram/unigram_model.h"
 #include "model/wordpiece/wordpiece_files.h"
 #include "model/wordpiece/wordpiece_model.h"
 #include "model_check.h"
@@ -29,6 +30,21 @@ void CheckWordPiece(const WordPieceModel& model) {
   auto ids = (*encoder)->Encode(kText);
   if (!ids.ok()) {
     if (model.unknown().has_value()) fuzz::Fail("a vocabulary with [UNK] refused text:", ids.status().message());
+    return;
+  }
+  if (!(*encoder)->Decode(*ids).ok()) fuzz::Fail("encoded ids do not decode");
+}
+
+void CheckUnigram(const UnigramModel& model) {
+  if (!model.Validate().ok()) return;  // a file may hold an invalid model: Encoder refuses it
+  auto encoder = Encoder::Create(model);
+  if (!encoder.ok()) return;
+  auto ids = (*encoder)->Encode(kText);
+  if (!ids.ok()) {
+    if (model.unk_id != kNoUnknownToken || !model.byte_fallback.empty()) {
+      fuzz::Fail("a Unigram vocabulary with <unk> or byte fallback refused text:",
+                 ids.status().message());
+    }
     return;
   }
   if (!(*encoder)->Decode(*ids).ok()) fuzz::Fail("encoded ids do not decode");
@@ -71,6 +87,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       fuzz::Fail("ToHfJson/FromHfJson round trip changed the WordPiece model");
     }
     CheckWordPiece(*wordpiece);
+    return 0;
+  }
+  if (const UnigramModel* unigram = AsUnigram(**loaded)) {
+    absl::StatusOr<std::unique_ptr<Model>> again = FromHfJson(ToHfJson(*unigram), "written.json");
+    if (!again.ok()) fuzz::Fail("ToHfJson output does not load:", again.status().message());
+    const UnigramModel* back = AsUnigram(**again);
+    if (back == nullptr || !(*back == *unigram)) {
+      fuzz::Fail("ToHfJson/FromHfJson round trip changed the Unigram model");
+    }
+    CheckUnigram(*unigram);
     return 0;
   }
   const BpeModel& model = *AsBpe(**loaded);

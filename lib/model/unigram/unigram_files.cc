@@ -1,5 +1,6 @@
 #include "model/unigram/unigram_files.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "absl/container/flat_hash_set.h"
@@ -115,6 +116,14 @@ absl::Status ParseUnigramModelJson(simdjson::dom::element model_json,
                                      model.tokens.size(), " pieces"));
     }
     model.unk_id = static_cast<TokenId>(*unk_id);
+    if (std::find(model.byte_fallback.begin(), model.byte_fallback.end(), model.unk_id) !=
+        model.byte_fallback.end()) {
+      return HfJsonFieldError(source, "model.unk_id",
+                              StrCat("is ", model.unk_id, ", a byte-fallback token (",
+                                     ByteFallbackName(static_cast<unsigned char>(
+                                         model.tokens[model.unk_id][0])),
+                                     "); the unknown token must be a token of its own"));
+    }
     if (!added.contains(model.unk_id)) {
       model.specials.push_back({model.tokens[model.unk_id], model.unk_id});
     }
