@@ -16,14 +16,6 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-// log(exp(a) + exp(b)).
-inline double LogAdd(double a, double b) {
-  if (a == kNegInf) return b;
-  if (b == kNegInf) return a;
-  const double hi = std::max(a, b), lo = std::min(a, b);
-  return hi + std::log1p(std::exp(lo - hi));
-}
-
 struct Edge {
   uint32_t start, end;
   uint32_t piece;  // PieceTrie::kNone: unknown
@@ -330,7 +322,7 @@ EStep RunEStep(const UnigramWords& words, const PieceSet& set, const Lattices& l
         continue;
       }
       // Logs, each position's sum kept as (largest term, sum of exp(term - largest)) while its
-      // terms come in: one exp per edge and one log per position (LogAdd's log1p per edge cost
+      // terms come in: one exp per edge and one log per position (a log-add's log1p per edge cost
       // about as much again).
       s.alpha.assign(n + 1, kNegInf);
       s.beta.assign(n + 1, kNegInf);
