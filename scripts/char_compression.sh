@@ -39,29 +39,7 @@ echo "| corpus | training lines (bytes) | held-out bytes | vocab | tokenmill cha
 echo "|---|---|---|---|---|---|---|---|---|"
 for corpus in "${corpora[@]}"; do
   zstd -dc "$root/../shared/corpora/$corpus.txt.zst" > "$work/all.txt"
-  python3 - "$work/all.txt" "$work/train.txt" "$work/heldout.txt" "$train_bytes" "$heldout_bytes" <<'PY'
-import sys
-src, train, held, train_bytes, held_bytes = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
-lines = open(src, 'rb').read().split(b'\n')
-if lines and lines[-1] == b'':
-    lines.pop()
-lines = [l + b'\n' for l in lines]
-size, cut = 0, len(lines)
-while cut > 0 and size + len(lines[cut - 1]) <= held_bytes:
-    cut -= 1
-    size += len(lines[cut])
-rest = lines[:cut]
-if train_bytes > 0:
-    kept, total = [], 0
-    for l in rest:
-        if total + len(l) > train_bytes:
-            break
-        kept.append(l)
-        total += len(l)
-    rest = kept
-open(train, 'wb').write(b''.join(rest))
-open(held, 'wb').write(b''.join(lines[cut:]))
-PY
+  /usr/bin/python3 "$root/scripts/split_heldout.py" "$work/all.txt" "$work/train.txt" "$work/heldout.txt" "$train_bytes" "$heldout_bytes"
   "$tokenmill" train --unit char --preset metaspace --normalize nfkc --vocab-size "$vocab" --quiet \
     --checkpoint none --output "$work/tm.json" "$work/train.txt"
   spm_train --input="$work/train.txt" --model_prefix="$work/spm" --model_type=bpe \

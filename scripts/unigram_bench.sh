@@ -145,29 +145,7 @@ for corpus in "${corpora[@]}"; do
   src=$corpus
   [[ -f $src ]] || src="$root/../shared/corpora/$corpus.txt.zst"
   if [[ $src == *.zst ]]; then zstd -qdc "$src" > "$work/all.txt"; else cp "$src" "$work/all.txt"; fi
-  /usr/bin/python3 - "$work/all.txt" "$work/train.txt" "$work/held.txt" "$train_bytes" "$heldout_bytes" <<'PY'
-import sys
-src, train, held, train_bytes, held_bytes = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
-lines = open(src, 'rb').read().split(b'\n')
-if lines and lines[-1] == b'':
-    lines.pop()
-lines = [l + b'\n' for l in lines]
-size, cut = 0, len(lines)
-while cut > 0 and size + len(lines[cut - 1]) <= held_bytes:
-    cut -= 1
-    size += len(lines[cut])
-rest = lines[:cut]
-if train_bytes > 0:
-    kept, total = [], 0
-    for l in rest:
-        if total + len(l) > train_bytes:
-            break
-        kept.append(l)
-        total += len(l)
-    rest = kept
-open(train, 'wb').write(b''.join(rest))
-open(held, 'wb').write(b''.join(lines[cut:]))
-PY
+  /usr/bin/python3 "$root/scripts/split_heldout.py" "$work/all.txt" "$work/train.txt" "$work/held.txt" "$train_bytes" "$heldout_bytes"
   rm -f "$work"/all.txt "$work"/runs_* "$work"/model_* "$work"/log_spm
   max_line=$(LC_ALL=C awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$work/train.txt")
   ((max_line < 4192)) && max_line=4192
