@@ -252,19 +252,27 @@ absl::StatusOr<std::vector<std::string>> MarkedSymbols(const std::string& path,
   return symbols;
 }
 
+// A usage error when one of `only_flags`, which belong to `owner`, is given with another
+// algorithm.
+absl::Status OnlyWithAlgorithm(const FlagSet& flags, Algorithm algorithm, Algorithm owner,
+                               std::initializer_list<const char*> only_flags) {
+  if (algorithm == owner) return absl::OkStatus();
+  for (const char* flag : only_flags) {
+    if (flags.WasSet(flag)) {
+      return OptionError(StrCat("--", flag, " applies only to `algorithm` ", AlgorithmName(owner)),
+                         {"algorithm"});
+    }
+  }
+  return absl::OkStatus();
+}
+
 // --algorithm wordpiece's defaults (BERT's), for the flags not given; the WordPiece-only flags
 // without it are usage errors.
 absl::Status ApplyAlgorithmDefaults(TrainCommandOptions& options, const FlagSet& flags) {
   TrainingRunOptions& run = options.run;
-  if (run.trainer.algorithm != Algorithm::kUnigram) {
-    for (const char* flag : {"seed-size", "max-piece-length", "sub-iterations",
-                             "shrinking-factor", "split-by-script"}) {
-      if (flags.WasSet(flag)) {
-        return OptionError(StrCat("--", flag, " applies only to `algorithm` unigram"),
-                           {"algorithm"});
-      }
-    }
-  }
+  TM_RETURN_IF_ERROR(OnlyWithAlgorithm(flags, run.trainer.algorithm, Algorithm::kUnigram,
+                                       {"seed-size", "max-piece-length", "sub-iterations",
+                                        "shrinking-factor", "split-by-script"}));
   if (run.trainer.algorithm == Algorithm::kUnigram) {
     for (const char* flag : {"min-frequency", "max-token-length", "continuing-subword-prefix",
                              "end-of-word-suffix", "hf-compat", "hf-all-bytes",
@@ -279,14 +287,9 @@ absl::Status ApplyAlgorithmDefaults(TrainCommandOptions& options, const FlagSet&
       }
     }
   }
-  if (run.trainer.algorithm != Algorithm::kWordPiece) {
-    for (const char* flag : {"wordpiece-score", "max-input-chars-per-word", "bert-specials"}) {
-      if (flags.WasSet(flag)) {
-        return OptionError(StrCat("--", flag, " applies only to `algorithm` wordpiece"),
-                           {"algorithm"});
-      }
-    }
-  }
+  TM_RETURN_IF_ERROR(OnlyWithAlgorithm(flags, run.trainer.algorithm, Algorithm::kWordPiece,
+                                       {"wordpiece-score", "max-input-chars-per-word",
+                                        "bert-specials"}));
   if (run.trainer.algorithm == Algorithm::kUnigram) {
     TrainerOptions& t = run.trainer;
     if (!flags.WasSet("unit")) t.units = UnitKind::kChar;
