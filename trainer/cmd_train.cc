@@ -252,72 +252,14 @@ absl::StatusOr<std::vector<std::string>> MarkedSymbols(const std::string& path,
   return symbols;
 }
 
-// A usage error when one of `only_flags`, which belong to `owner`, is given with another
-// algorithm.
-absl::Status OnlyWithAlgorithm(const FlagSet& flags, Algorithm algorithm, Algorithm owner,
-                               std::initializer_list<const char*> only_flags) {
-  if (algorithm == owner) return absl::OkStatus();
-  for (const char* flag : only_flags) {
-    if (flags.WasSet(flag)) {
-      return OptionError(StrCat("--", flag, " applies only to `algorithm` ", AlgorithmName(owner)),
-                         {"algorithm"});
-    }
+// The options the flags set, as ApplyAlgorithmDefaults takes them.
+GivenOptions GivenByFlags(const FlagSet& flags) {
+  GivenOptions given;
+  for (const std::string& flag : flags.SetFlags()) {
+    for (std::string& option : OptionsOfFlag(flag)) given.insert(std::move(option));
+    if (flag == "preset" || flag == "pattern" || flag == "normalize") given.insert(flag);
   }
-  return absl::OkStatus();
-}
-
-// --algorithm wordpiece's defaults (BERT's), for the flags not given; the WordPiece-only flags
-// without it are usage errors.
-absl::Status ApplyAlgorithmDefaults(TrainCommandOptions& options, const FlagSet& flags) {
-  TrainingRunOptions& run = options.run;
-  TM_RETURN_IF_ERROR(OnlyWithAlgorithm(flags, run.trainer.algorithm, Algorithm::kUnigram,
-                                       {"seed-size", "max-piece-length", "sub-iterations",
-                                        "shrinking-factor", "split-by-script"}));
-  if (run.trainer.algorithm == Algorithm::kUnigram) {
-    for (const char* flag : {"min-frequency", "max-token-length", "continuing-subword-prefix",
-                             "end-of-word-suffix", "hf-compat", "hf-all-bytes",
-                             "hf-symbol-order"}) {
-      if (flags.WasSet(flag)) {
-        return OptionError(StrCat("--", flag, " is a BPE option; `algorithm` unigram does not "
-                                  "take it",
-                                  std::string_view(flag) == "max-token-length"
-                                      ? " (its limit is `max_piece_length`)"
-                                      : ""),
-                           {"algorithm"});
-      }
-    }
-  }
-  TM_RETURN_IF_ERROR(OnlyWithAlgorithm(flags, run.trainer.algorithm, Algorithm::kWordPiece,
-                                       {"wordpiece-score", "max-input-chars-per-word",
-                                        "bert-specials"}));
-  if (run.trainer.algorithm == Algorithm::kUnigram) {
-    TrainerOptions& t = run.trainer;
-    if (!flags.WasSet("unit")) t.units = UnitKind::kChar;
-    if (!flags.WasSet("special-tokens-at")) t.special_tokens_at = SpecialTokensAt::kStart;
-    if (!flags.WasSet("preset") && !flags.WasSet("pattern")) {
-      run.corpus.pretokenizer.preset = "metaspace";
-    }
-    if (!flags.WasSet("normalize")) run.corpus.pretokenizer.normalizer.form = NormalForm::kNfkc;
-    // A checkpoint after every EM round: rounds are few and long, a state is small beside them.
-    if (!flags.WasSet("checkpoint-every")) run.checkpoint_every = 1;
-    return absl::OkStatus();
-  }
-  if (run.trainer.algorithm != Algorithm::kWordPiece) return absl::OkStatus();
-  TrainerOptions& t = run.trainer;
-  if (!flags.WasSet("unit")) t.units = UnitKind::kChar;
-  if (!flags.WasSet("continuing-subword-prefix")) t.continuing_subword_prefix = "##";
-  if (!flags.WasSet("byte-fallback")) t.byte_fallback = false;
-  if (!flags.WasSet("character-coverage")) t.character_coverage = 1.0;
-  if (!flags.WasSet("special-tokens-at")) t.special_tokens_at = SpecialTokensAt::kStart;
-  t.unknown_token = std::string(kBertSpecialTokens[1]);
-  if (!flags.WasSet("preset") && !flags.WasSet("pattern")) {
-    run.corpus.pretokenizer.preset = "bert";
-    ApplyPresetNormalizer(&run.corpus.pretokenizer);
-  }
-  if (run.corpus.special_tokens.empty() && options.bert_specials) {
-    run.corpus.special_tokens.assign(std::begin(kBertSpecialTokens), std::end(kBertSpecialTokens));
-  }
-  return absl::OkStatus();
+  return given;
 }
 
 // The run the flags ask for: a new one, or the resumed one; an exit code when it cannot start.
@@ -348,7 +290,10 @@ absl::StatusOr<TrainingRun> StartRun(TrainCommandOptions& options, const FlagSet
     }
     return TrainingRun::Resume(options.resume, run, set, options.ignore_corpus_change);
   }
-  TM_RETURN_IF_ERROR(ApplyAlgorithmDefaults(options, flags));
+  if (flags.WasSet("bert-specials") && run.trainer.algorithm != Algorithm::kWordPiece) {
+    return OptionError("--bert-specials applies only to `algorithm` wordpiece", {"algorithm"});
+  }
+  TM_RETURN_IF_ERROR(ApplyAlgorithmDefaults(run, GivenByFlags(flags), options.bert_specials));
   if (!options.hf_symbol_order.empty()) {
     TM_ASSIGN_OR_RETURN(run.trainer.marked_symbol_order,
                         MarkedSymbols(options.hf_symbol_order, run.trainer.continuing_subword_prefix));
@@ -356,17 +301,6 @@ absl::StatusOr<TrainingRun> StartRun(TrainCommandOptions& options, const FlagSet
   if (run.trainer.algorithm == Algorithm::kWordPiece && !flags.WasSet("format") &&
       run.output.ends_with(".txt")) {
     run.format = ModelFormat::kVocabTxt;
-  }
-  // --hf-compat gives special tokens the first ids, as Hugging Face does.
-  if (run.trainer.hf_compat && !flags.WasSet("special-tokens-at")) {
-    run.trainer.special_tokens_at = SpecialTokensAt::kStart;
-  }
-  if (run.trainer.hf_compat && run.trainer.special_tokens_at == SpecialTokensAt::kEnd &&
-      !run.corpus.special_tokens.empty()) {
-    return OptionError(
-        "`hf_compat` gives special tokens the first ids, as Hugging Face does; it conflicts "
-        "with `special_tokens_at`=end",
-        {"hf_compat", "special_tokens_at"});
   }
   return TrainingRun::Start(run);
 }

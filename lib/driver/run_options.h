@@ -7,6 +7,10 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
 
 #include "common/option_fields.h"
 #include "count/count_corpus.h"
@@ -39,5 +43,24 @@ struct TrainingRunOptions {
   // The run's own fields (output ... checkpoint_interval), with their stable tags.
   static std::span<const OptionField<TrainingRunOptions>> Fields();
 };
+
+// What a front end's caller set explicitly: option names (`vocab_size`, `units`, ...) and, for
+// the pre-tokenizer's parts, "preset", "pattern" and "normalize".
+using GivenOptions = absl::flat_hash_set<std::string>;
+
+// A new run's defaults that depend on the algorithm, for the options not in `given` (every
+// front end applies them, so `algorithm` means the same from the CLI and from Python):
+//  - unigram (SentencePiece's setting): `units` char, `special_tokens_at` start, the metaspace
+//    preset, NFKC, a checkpoint after every EM round;
+//  - wordpiece (BERT's): `units` char, `continuing_subword_prefix` ##, no `byte_fallback`,
+//    `character_coverage` 1, `special_tokens_at` start, [UNK] as the unknown token, the bert
+//    preset with its normalizer, and BERT's five special tokens when `special_tokens` is empty
+//    and `bert_specials`;
+//  - `hf_compat`: `special_tokens_at` start (Hugging Face's ids), which an explicit end
+//    contradicts when there are special tokens.
+// An option that belongs to another algorithm (`seed_size` without unigram, `min_frequency`
+// with it, ...) is an OptionError naming it.
+absl::Status ApplyAlgorithmDefaults(TrainingRunOptions& run, const GivenOptions& given,
+                                    bool bert_specials = true);
 
 }  // namespace tokenmill
