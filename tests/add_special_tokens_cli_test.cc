@@ -223,7 +223,9 @@ TEST(AddSpecialTokensCli, BadFlagsAreUsageErrorsAndBadTokensOrFilesFailWithOneLi
   failure({gpt2, "--special-token", "<|x|>", "--special-token", "", "--output", out},
           {"special token 2 of 2 is empty"});
   failure({gpt2, "--special-token", " the", "--output", out},
-          {"' the' is already regular token id 262", "Hugging Face would reuse id 262"});
+          {"' the' is already regular token id 262", "no text would encode to id 262 again"});
+  failure({gpt2, "--special-token", "the", "--output", out},
+          {"'the' is already regular token id 1169", "Hugging Face would reuse id 1169"});
   failure({gpt2, "--special-token", "\xc4\xa0the", "--output", out},
           {"is how tokenizer.json writes token id 262"});
   failure({gpt2, "--special-token", "\xff", "--output", out}, {"'\\xff' is not UTF-8"});

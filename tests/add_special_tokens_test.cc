@@ -377,15 +377,23 @@ TEST(AddSpecialTokens, RefusesEmptyNonUtf8AndRegularTokensNamingThem) {
   };
   EXPECT_EQ(error(gpt2, {"<a>", ""}), "special token 2 of 2 is empty; a special token needs a byte at least");
   EXPECT_THAT(error(gpt2, {"\xff<a>"}), HasSubstr("'\\xff<a>' is not UTF-8"));
-  // By its bytes: " the" (id 262), "the" (id 1169).
+  // By its bytes: " the" (id 262), which Hugging Face adds at a new id since its vocabulary
+  // names the token "Ġthe"; "the" (id 1169), which it names "the" and reuses.
   ASSERT_EQ(gpt2.tokens[262], " the");
   EXPECT_EQ(error(gpt2, {"<a>", " the"}),
             "special token ' the' is already regular token id 262; tokenmill does not make a "
-            "regular token special (Hugging Face would reuse id 262)");
+            "regular token special (Hugging Face, which looks tokens up by their tokenizer.json "
+            "text, would add it at a new id, and no text would encode to id 262 again)");
+  ASSERT_EQ(gpt2.tokens[1169], "the");
+  EXPECT_EQ(error(gpt2, {"the"}),
+            "special token 'the' is already regular token id 1169; tokenmill does not make a "
+            "regular token special (Hugging Face would reuse id 1169)");
   // By tokenizer.json's text: "Ġthe" is " the", "Ċ" is the byte "\n" (whose own bytes no
   // token has).
   EXPECT_THAT(error(gpt2, {"\xc4\xa0the"}),
-              HasSubstr("'\xc4\xa0the' is how tokenizer.json writes token id 262 (bytes ' the')"));
+              HasSubstr("'\xc4\xa0the' is how tokenizer.json writes token id 262 (bytes ' the'); "
+                        "tokenmill does not make a regular token special (Hugging Face would "
+                        "reuse id 262)"));
   const StringMap<TokenId> index = gpt2.TokenIndex();
   ASSERT_FALSE(index.contains("\xc4\x8a"));
   EXPECT_THAT(error(gpt2, {"\xc4\x8a"}),

@@ -14,15 +14,15 @@
 namespace tokenmill {
 namespace {
 
-// A regular or byte-fallback token a new special token may not be: found by its bytes, or by
-// the text tokenizer.json writes for it where that differs (byte-level "Ġthe", "<0x41>"), which
-// Hugging Face looks special tokens up by.
-struct RegularName {
-  TokenId id = 0;
-  bool written = false;  // the name is the token's text in tokenizer.json, not its bytes
+// The regular and byte-fallback tokens a new special token may not be: by their bytes, and by
+// the text tokenizer.json writes for them (byte-level "Ġthe" for " the", "<0x41>"), by which
+// Hugging Face looks special tokens up (and then reuses the id).
+struct RegularTokens {
+  StringMap<TokenId> by_bytes;  // regular tokens (byte-fallback tokens are none)
+  StringMap<TokenId> by_text;   // regular and byte-fallback tokens
 };
 
-StringMap<RegularName> RegularNames(const Model& model) {
+RegularTokens FindRegularTokens(const Model& model) {
   std::span<const std::string> tokens = model.token_bytes();
   absl::flat_hash_set<TokenId> special_ids;
   for (const SpecialToken& s : model.special_tokens()) special_ids.insert(s.id);
@@ -31,22 +31,42 @@ StringMap<RegularName> RegularNames(const Model& model) {
   for (size_t b = 0; b < fallback.size(); ++b) {
     if (fallback[b] < tokens.size()) fallback_byte[fallback[b]] = static_cast<int>(b);
   }
-  // Bytes first: a string that is one token's bytes and another's text names the former.
-  StringMap<RegularName> names;
-  names.reserve(tokens.size());
-  auto regular = [&](TokenId id) { return !tokens[id].empty() && !special_ids.contains(id); };
-  for (TokenId id = 0; id < tokens.size(); ++id) {
-    if (regular(id) && fallback_byte[id] < 0) names.emplace(tokens[id], RegularName{id, false});
-  }
   const Units& units = model.units();
+  RegularTokens regular;
+  regular.by_bytes.reserve(tokens.size());
+  regular.by_text.reserve(tokens.size());
   for (TokenId id = 0; id < tokens.size(); ++id) {
-    if (!regular(id)) continue;
-    std::string text = fallback_byte[id] >= 0
-                           ? ByteFallbackName(static_cast<unsigned char>(fallback_byte[id]))
-                           : units.TokenToText(tokens[id]);
-    if (text != tokens[id]) names.emplace(std::move(text), RegularName{id, true});
+    if (tokens[id].empty() || special_ids.contains(id)) continue;
+    if (fallback_byte[id] >= 0) {
+      regular.by_text.emplace(ByteFallbackName(static_cast<unsigned char>(fallback_byte[id])), id);
+      continue;
+    }
+    regular.by_bytes.emplace(tokens[id], id);
+    regular.by_text.emplace(units.TokenToText(tokens[id]), id);
   }
-  return names;
+  return regular;
+}
+
+// Why `token` cannot be special in `model`, if it cannot: it is a regular token's bytes or
+// tokenizer.json text.
+absl::Status CheckNotRegular(const Model& model, const RegularTokens& regular,
+                             const std::string& token) {
+  const auto bytes = regular.by_bytes.find(token);
+  const auto text = regular.by_text.find(token);
+  if (bytes == regular.by_bytes.end() && text == regular.by_text.end()) return absl::OkStatus();
+  const std::string what =
+      bytes != regular.by_bytes.end()
+          ? StrCat("is already regular token id ", bytes->second)
+          : StrCat("is how tokenizer.json writes token id ", text->second, " (bytes '",
+                   DisplayBytes(model.token_bytes()[text->second]), "')");
+  const std::string hf =
+      text != regular.by_text.end()
+          ? StrCat("Hugging Face would reuse id ", text->second)
+          : StrCat("Hugging Face, which looks tokens up by their tokenizer.json text, would add "
+                   "it at a new id, and no text would encode to id ", bytes->second, " again");
+  return absl::InvalidArgumentError(StrCat("special token '", DisplayBytes(token), "' ", what,
+                                           "; tokenmill does not make a regular token special (",
+                                           hf, ")"));
 }
 
 bool IsUtf8(std::string_view text) {
@@ -99,7 +119,7 @@ absl::StatusOr<AddedSpecialTokens> AddSpecialTokens(const Model& model,
                                                     std::span<const std::string> tokens) {
   StringMap<TokenId> special_id;  // the model's specials and those added so far
   for (const SpecialToken& s : model.special_tokens()) special_id.emplace(s.content, s.id);
-  const StringMap<RegularName> regular = RegularNames(model);
+  const RegularTokens regular = FindRegularTokens(model);
   AddedSpecialTokens result;
   result.model = model.Clone();
   for (size_t i = 0; i < tokens.size(); ++i) {
@@ -117,16 +137,7 @@ absl::StatusOr<AddedSpecialTokens> AddSpecialTokens(const Model& model,
           StrCat("special token '", DisplayBytes(token),
                  "' is not UTF-8, which tokenizer.json (JSON text) cannot hold"));
     }
-    if (auto it = regular.find(token); it != regular.end()) {
-      const TokenId id = it->second.id;
-      return absl::InvalidArgumentError(StrCat(
-          "special token '", DisplayBytes(token), "' ",
-          it->second.written ? StrCat("is how tokenizer.json writes token id ", id, " (bytes '",
-                                      DisplayBytes(model.token_bytes()[id]), "')")
-                             : StrCat("is already regular token id ", id),
-          "; tokenmill does not make a regular token special (Hugging Face would reuse id ", id,
-          ")"));
-    }
+    if (absl::Status s = CheckNotRegular(model, regular, token); !s.ok()) return s;
     const TokenId id = AppendSpecial(*result.model, token);
     special_id.emplace(token, id);
     result.ids.push_back(id);

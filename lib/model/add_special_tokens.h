@@ -3,10 +3,11 @@
 // vocabulary and is never split or merged; nothing else of the model changes, so every text
 // without the new tokens encodes to the same ids as before. For every model type.
 //
-// Where Hugging Face differs: it gives a token that is already a regular token of the
-// vocabulary (by its text in tokenizer.json) that token's id and makes it special; tokenmill
-// refuses such a token, since the regular token would then stop being what its merges or its
-// pieces encode to.
+// Where Hugging Face differs: it looks a new token up by the text tokenizer.json gives the
+// regular tokens, and when one has that text it makes that token special at its id ("the" in
+// GPT-2: then "the" is cut out of any text before the merges, and "new" splits "renewed");
+// a byte-level token's bytes (" the", written "Ġthe") it adds at a new id, after which no text
+// encodes to the regular token. tokenmill refuses both.
 #pragma once
 
 #include <cstddef>
@@ -36,8 +37,8 @@ struct AddedSpecialTokens {
 // Errors (InvalidArgument, naming the token): an empty token; one that is not UTF-8 (no
 // tokenizer.json can hold it); one whose bytes are a regular (non-special) token of the
 // vocabulary, or whose text is the text tokenizer.json gives a regular or byte-fallback token
-// ("Ġthe" for byte-level " the", "<0x41>"), naming that token's id (Hugging Face would reuse
-// that id; see above); a result that fails the model's Validate().
+// ("Ġthe" for byte-level " the", "<0x41>"), naming that token's id and what Hugging Face would
+// do (see above); a result that fails the model's Validate().
 absl::StatusOr<AddedSpecialTokens> AddSpecialTokens(const Model& model,
                                                     std::span<const std::string> tokens);
 
