@@ -30,6 +30,10 @@
 #      tokenmill's Unigram tokenizer.json (byte fallback, NFKC, Metaspace) and encodes every line
 #      to tokenmill's ids (brown, linux_docs, poetry; vocab 8000, poetry's slice at 10000 for its
 #      alphabet).
+#  10. Added special tokens (issue 23, scripts/hf_add_special_tokens.sh on a 2 MB slice of brown):
+#      `add-special-tokens` on byte- and char-level BPE, WordPiece, Unigram and cl100k_base gives
+#      the ids Hugging Face's addSpecialTokens gives on the original tokenizer.json, and texts
+#      with the new tokens encode and decode alike in both.
 # Slices: the bundled sample, and the first few MB of brown, linux_docs and poetry from
 # ../shared/corpora (missing corpora fail the run: CI has them).
 #
@@ -292,5 +296,8 @@ for spec in "brown 8000" "linux_docs 8000" "poetry 10000"; do
   bash "$root/scripts/hf_unigram_parity.sh" --tokenmill "$tm" --slice 2000000 --vocab-size "$vocab" \
     "$corpus" | grep -v '^hf_unigram_parity.sh:' || status=1
 done
+# 10: added special tokens ($vocab is a vocabulary size by now).
+bash "$root/scripts/hf_add_special_tokens.sh" --tokenmill "$tm" --vocab "$build/test_vocab/vocab" \
+  --bytes 2000000 brown | grep -E '^(ok|FAIL|skip)|DIFF' || status=1
 if ((status == 0)); then echo "ci_parity.sh: every check equals the peers"; else echo "ci_parity.sh: DIFFERENCES (above)"; fi
 exit "$status"

@@ -152,6 +152,9 @@ TEST(BadInputCli, MissingInputIsNamedByEveryCommand) {
   ExpectOneErrorLine(RunCli({"inspect", missing}), "inspect", 1, {missing});
   ExpectFailsWritingNothing(dir, {"convert", dir.File("missing.json"), "@OUT.tiktoken"}, "convert",
                             1, {dir.File("missing.json")});
+  ExpectFailsWritingNothing(dir, {"add-special-tokens", dir.File("missing.json"), "--special-token",
+                                 "<|x|>", "--force", "--output", "@OUT"},
+                            "add-special-tokens", 1, {dir.File("missing.json")});
   // A missing tokenizer.
   for (const char* command : {"encode", "decode", "explain"}) {
     ExpectOneErrorLine(RunCli({command, "--tokenizer", dir.File("missing.json"), "x"}, "1\n"),
@@ -659,6 +662,7 @@ TEST(BadInputCli, BadFlagsAreUsageErrorsInEveryCommand) {
       {"pretokenize", corpus},
       {"inspect", tokenizer},
       {"convert", tokenizer, "@OUT.tiktoken"},
+      {"add-special-tokens", tokenizer, "--special-token", "<|x|>", "--output", "@OUT"},
   };
   for (const std::vector<std::string>& command : kCommands) {
     SCOPED_TRACE(command[0]);

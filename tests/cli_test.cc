@@ -91,7 +91,7 @@ TEST(Cli, HelpListsEveryFlagOfEveryCommandWithItsDefault) {
   }
   const std::string main_cc = SourceFile("main.cc");
   const std::string table = main_cc.substr(main_cc.find("kCommands[]"));
-  static const std::regex kCommand(R"re(\{"([a-z]+)", ")re");
+  static const std::regex kCommand(R"re(\{"([a-z-]+)", ")re");
   std::vector<std::string> commands;
   for (auto it = std::sregex_iterator(table.begin(), table.begin() + static_cast<long>(table.find("};")), kCommand);
        it != std::sregex_iterator(); ++it) {

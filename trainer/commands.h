@@ -13,6 +13,7 @@ int RunTrain(int argc, char** argv);
 int RunEncode(int argc, char** argv);
 int RunDecode(int argc, char** argv);
 int RunConvert(int argc, char** argv);
+int RunAddSpecialTokens(int argc, char** argv);
 int RunExplain(int argc, char** argv);
 int RunCount(int argc, char** argv);
 int RunInspect(int argc, char** argv);

@@ -21,6 +21,7 @@ constexpr CommandEntry kCommands[] = {
     {"encode", "turn text into token ids, one output line per input line", tokenmill::cli::RunEncode},
     {"decode", "turn token ids back into the exact text", tokenmill::cli::RunDecode},
     {"convert", "convert a tokenizer between tokenizer.json and .tiktoken", tokenmill::cli::RunConvert},
+    {"add-special-tokens", "add special tokens (new ids after the vocabulary) to a tokenizer", tokenmill::cli::RunAddSpecialTokens},
     {"explain", "show the pieces and merges that turn a text into tokens", tokenmill::cli::RunExplain},
     {"count", "count the words of a corpus into a word-count file for train --counts", tokenmill::cli::RunCount},
     {"inspect", "describe a tokenmill file (tokenizer, word counts, checkpoint)", tokenmill::cli::RunInspect},
@@ -32,7 +33,7 @@ void PrintUsage(FILE* out) {
                "tokenmill: fast, exact byte-level BPE tokenizer training and encoding.\n\n"
                "Usage: tokenmill <command> [flags] [arguments]\n\nCommands:\n");
   for (const CommandEntry& c : kCommands) {
-    std::fprintf(out, "  %-12.*s %.*s\n", static_cast<int>(c.name.size()), c.name.data(),
+    std::fprintf(out, "  %-18.*s %.*s\n", static_cast<int>(c.name.size()), c.name.data(),
                  static_cast<int>(c.summary.size()), c.summary.data());
   }
   std::fprintf(out, "\nRun 'tokenmill <command> --help' for the flags of a command.\n");
