@@ -59,9 +59,11 @@ absl::Status FinishCount(const std::vector<std::string>& counts_files, CorpusCou
     out.skipped_records += t.skipped_records;
   }
   if (out.words.unique_words() == 0) {
+    // Documents handed over (CountDocuments) come from no file.
+    std::string files = out.files > 0 ? StrCat(out.files, " input file(s) with ") : "";
     return absl::InvalidArgumentError(StrCat(
-        "the corpus is empty: ", out.files, " input file(s) with ", out.documents,
-        " document(s) hold no text to count", out.skipped_records > 0 ? " (all records were skipped)" : ""));
+        "the corpus is empty: ", files, out.documents, " document(s) hold no text to count",
+        out.skipped_records > 0 ? " (all records were skipped)" : ""));
   }
   return absl::OkStatus();
 }
