@@ -1,6 +1,7 @@
 // The library's resumable training run (lib/driver), without the CLI: training through the
 // library API, stopped, resumed from its checkpoint, ends as one uninterrupted run; the stored
-// options and the rule for what a resume may change; checkpoints of formats 2-4.
+// options and the rule for what a resume may change; checkpoints of formats 2-4; runs on
+// documents handed over (TrainingRun::Start with a DocumentSource).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -16,6 +17,7 @@
 #include "driver/training_run.h"
 #include "model/model_file.h"
 #include "reference/cli_runner.h"
+#include "reference/shared_corpus.h"
 
 namespace tokenmill {
 namespace {
@@ -202,6 +204,166 @@ TEST(TrainingRun, AResumeMayExtendAndChangeWhatDoesNotChangeTheResult) {
       TrainingRun::Resume(dir.File("t.json.ckpt"), given, {"inputs"}, false);
   ASSERT_FALSE(with_inputs.ok());
   EXPECT_THAT(std::string(with_inputs.status().message()), HasSubstr("give no input files"));
+}
+
+// ---- runs on documents handed over ----------------------------------------------------------
+
+// Hands the lines of `text` (each with its '\n') over, `per_batch` at a time; the last batch
+// comes with `false`. `fail_at`: that call returns `error` instead (0: none).
+DocumentSource LinesSource(const std::string& text, size_t per_batch, size_t fail_at = 0,
+                           absl::Status error = absl::OkStatus()) {
+  auto next = std::make_shared<size_t>(0);
+  auto calls = std::make_shared<size_t>(0);
+  return [&text, per_batch, fail_at, error, next, calls](DocumentBatch& batch) -> absl::StatusOr<bool> {
+    if (++*calls == fail_at) return error;
+    while (*next < text.size() && batch.ends.size() < per_batch) {
+      size_t newline = text.find('\n', *next);
+      size_t end = newline == std::string::npos ? text.size() : newline + 1;
+      batch.text.append(text, *next, end - *next);
+      batch.ends.push_back(batch.text.size());
+      *next = end;
+    }
+    return *next < text.size();
+  };
+}
+
+// Brown's first `bytes` (about), or "" when the shared corpus is missing.
+std::string BrownSlice(size_t bytes) {
+  std::string text = testing::ReadSharedCorpus("brown", bytes);
+  return text.substr(0, std::min(text.size(), bytes));
+}
+
+TrainingRunOptions BrownOptions(const std::string& output, Algorithm algorithm) {
+  TrainingRunOptions options;
+  options.corpus.progress = ProgressFormat::kNone;
+  options.corpus.threads = 2;
+  options.trainer.algorithm = algorithm;
+  options.trainer.vocab_size = 2000;
+  if (algorithm == Algorithm::kUnigram) {
+    options.trainer.units = UnitKind::kChar;
+    options.trainer.special_tokens_at = SpecialTokensAt::kStart;
+    options.trainer.vocab_size = 1000;
+    options.corpus.pretokenizer.preset = "metaspace";
+  }
+  options.output = output;
+  return options;
+}
+
+// The lines of brown handed over train the tokenizer.json the file trains, byte for byte (BPE
+// and Unigram); the counts are checkpointed after counting, with no corpus file.
+TEST(TrainingRun, DocumentsHandedOverTrainWhatTheirFileTrains) {
+  for (Algorithm algorithm : {Algorithm::kBpe, Algorithm::kUnigram}) {
+    SCOPED_TRACE(std::string(AlgorithmName(algorithm)));
+    const std::string brown = BrownSlice(algorithm == Algorithm::kBpe ? 1000000 : 300000);
+    if (brown.empty()) GTEST_SKIP() << "shared corpus brown not found";
+    TempDir dir;
+    TrainingRunOptions from_file = BrownOptions(dir.File("file.json"), algorithm);
+    from_file.corpus.inputs = {dir.Write("brown.txt", brown)};
+    from_file.checkpoint = "none";
+    absl::StatusOr<RunOutcome> file_run = RunToTheEnd(from_file);
+    ASSERT_TRUE(file_run.ok()) << file_run.status();
+
+    TrainingRunOptions handed = BrownOptions(dir.File("documents.json"), algorithm);
+    absl::StatusOr<TrainingRun> run = TrainingRun::Start(handed, LinesSource(brown, 100));
+    ASSERT_TRUE(run.ok()) << run.status();
+    absl::StatusOr<RunOutcome> outcome = run->Run();
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    EXPECT_EQ(ReadAll(dir.File("documents.json")), ReadAll(dir.File("file.json")));
+    EXPECT_EQ(outcome->documents, file_run->documents);
+    EXPECT_EQ(outcome->corpus_bytes, brown.size());
+    EXPECT_EQ(outcome->unique_words, file_run->unique_words);
+    EXPECT_GT(outcome->documents, 2000u);
+    // One checkpoint after counting, one at the end.
+    EXPECT_EQ(outcome->checkpoints_written, 2u);
+    absl::StatusOr<Checkpoint> checkpoint = ReadCheckpoint(dir.File("documents.json.ckpt"));
+    ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
+    EXPECT_TRUE(checkpoint->corpus_files.empty());
+    EXPECT_EQ(checkpoint->documents, file_run->documents);
+    EXPECT_TRUE(checkpoint->finished);
+  }
+}
+
+// A document run stopped right after counting, and again after 300 merges, resumes (from a
+// checkpoint with no corpus files, the documents never asked for again) to the model one
+// uninterrupted run on the file gives.
+TEST(TrainingRun, AStoppedDocumentRunResumesToWhatTheFileTrains) {
+  const std::string brown = BrownSlice(1000000);
+  if (brown.empty()) GTEST_SKIP() << "shared corpus brown not found";
+  TempDir dir;
+  TrainingRunOptions from_file = BrownOptions(dir.File("file.json"), Algorithm::kBpe);
+  from_file.corpus.inputs = {dir.Write("brown.txt", brown)};
+  from_file.checkpoint = "none";
+  ASSERT_TRUE(RunToTheEnd(from_file).ok());
+
+  for (size_t stop_after : {size_t{0}, size_t{300}}) {
+    SCOPED_TRACE("stopped after " + std::to_string(stop_after) + " merges");
+    const std::string output = dir.File("documents" + std::to_string(stop_after) + ".json");
+    absl::StatusOr<TrainingRun> run =
+        TrainingRun::Start(BrownOptions(output, Algorithm::kBpe), LinesSource(brown, 1000));
+    ASSERT_TRUE(run.ok()) << run.status();
+    size_t steps = 0;
+    RunHooks hooks;
+    hooks.on_step = [&](const TrainEvent& event) { steps = event.steps_done; };
+    hooks.stop_requested = [&] { return steps >= stop_after; };
+    absl::StatusOr<RunOutcome> stopped = run->Run(hooks);
+    ASSERT_TRUE(stopped.ok()) << stopped.status();
+    EXPECT_TRUE(stopped->interrupted);
+    EXPECT_EQ(stopped->checkpoint_merges, stop_after);
+    EXPECT_FALSE(std::filesystem::exists(output));
+
+    absl::StatusOr<TrainingRun> resumed =
+        TrainingRun::Resume(output + ".ckpt", TrainingRunOptions(), {}, false);
+    ASSERT_TRUE(resumed.ok()) << resumed.status();
+    EXPECT_TRUE(resumed->warnings().empty());
+    EXPECT_TRUE(resumed->options().corpus.inputs.empty());
+    EXPECT_EQ(resumed->resumed_merges(), stop_after);
+    absl::StatusOr<RunOutcome> finished = resumed->Run();
+    ASSERT_TRUE(finished.ok()) << finished.status();
+    EXPECT_FALSE(finished->interrupted);
+    EXPECT_EQ(ReadAll(output), ReadAll(dir.File("file.json")));
+  }
+}
+
+// A source that fails (the binding's KeyboardInterrupt, the iterator's exception) fails the
+// run with its status as it was, and leaves neither a model nor a checkpoint: a partial corpus
+// must never be resumed.
+TEST(TrainingRun, ASourceErrorLeavesNoModelAndNoCheckpoint) {
+  TempDir dir;
+  const std::string text = ReadAll(kSample);
+  absl::Status interrupted = absl::CancelledError("KeyboardInterrupt");
+  interrupted.SetPayload("tokenmill.test/python", absl::Cord("exception object"));
+  for (size_t fail_at : {size_t{1}, size_t{5}}) {
+    TrainingRunOptions options = SampleOptions(dir.File("failed.json"), false);
+    options.corpus.inputs.clear();
+    absl::StatusOr<TrainingRun> run =
+        TrainingRun::Start(options, LinesSource(text, 10, fail_at, interrupted));
+    ASSERT_TRUE(run.ok()) << run.status();
+    absl::StatusOr<RunOutcome> outcome = run->Run();
+    ASSERT_FALSE(outcome.ok());
+    EXPECT_EQ(outcome.status(), interrupted);
+    EXPECT_FALSE(std::filesystem::exists(dir.File("failed.json")));
+    EXPECT_FALSE(std::filesystem::exists(dir.File("failed.json.ckpt")));
+    EXPECT_FALSE(std::filesystem::exists(dir.File("failed.json.ckpt.words")));
+  }
+}
+
+TEST(TrainingRun, DocumentsWithInputsAreAnOptionErrorOnInputs) {
+  TempDir dir;
+  const std::string text = "some text\n";
+  absl::StatusOr<TrainingRun> run =
+      TrainingRun::Start(SampleOptions(dir.File("t.json"), false), LinesSource(text, 1));
+  ASSERT_FALSE(run.ok());
+  EXPECT_TRUE(IsOptionError(run.status()));
+  EXPECT_EQ(OptionNamesOf(run.status()), std::vector<std::string>{"inputs"});
+  // The other checks are Start's: a bad option, an output that cannot be written.
+  TrainingRunOptions options = SampleOptions(dir.File("missing/t.json"), false);
+  options.corpus.inputs.clear();
+  EXPECT_FALSE(TrainingRun::Start(options, LinesSource(text, 1)).ok());
+  options.output = dir.File("t.json");
+  options.trainer.vocab_size = 0;
+  absl::StatusOr<TrainingRun> bad = TrainingRun::Start(options, LinesSource(text, 1));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(IsOptionError(bad.status())) << bad.status();
 }
 
 // Every field of every part, set to something other than its default, comes back.

@@ -1,5 +1,5 @@
-// Counting's options (their fields, their checks) and the corpus plan: what CountCorpus reads,
-// checked and resolved before any reading.
+// Counting's options (their fields, their checks) and the corpus plan: what CountCorpus reads
+// (or CountDocuments adds to the documents handed over), checked and resolved before any reading.
 #include <algorithm>
 
 #include "absl/strings/str_join.h"
@@ -70,6 +70,20 @@ absl::Status CheckCompatible(const std::string& path, const CountsFileHeader& he
   return absl::OkStatus();
 }
 
+// The plan of `options` (checked), whose inputs `sorted` holds.
+absl::StatusOr<CorpusPlan> Plan(const CountCorpusOptions& options, SortedInputs sorted) {
+  CorpusPlan plan;
+  plan.options = options;
+  InputSelection selection{options.include, options.exclude, options.input_format};
+  TM_ASSIGN_OR_RETURN(plan.inputs, ResolveInputs(sorted.corpus, selection));
+  for (const std::string& path : sorted.counts_files) {
+    TM_ASSIGN_OR_RETURN(CountsFileHeader header, ReadCountsFileHeader(path));
+    TM_RETURN_IF_ERROR(CheckCompatible(path, header, options));
+  }
+  plan.counts_files = std::move(sorted.counts_files);
+  return plan;
+}
+
 }  // namespace
 
 template <>
@@ -132,16 +146,17 @@ absl::StatusOr<CorpusPlan> PlanCorpus(const CountCorpusOptions& options) {
     return OptionError("no inputs given (files, folders, globs, - or `counts_files`)",
                        {"counts_files"});
   }
-  CorpusPlan plan;
-  plan.options = options;
-  InputSelection selection{options.include, options.exclude, options.input_format};
-  TM_ASSIGN_OR_RETURN(plan.inputs, ResolveInputs(sorted.corpus, selection));
-  for (const std::string& path : sorted.counts_files) {
-    TM_ASSIGN_OR_RETURN(CountsFileHeader header, ReadCountsFileHeader(path));
-    TM_RETURN_IF_ERROR(CheckCompatible(path, header, options));
+  return Plan(options, std::move(sorted));
+}
+
+absl::StatusOr<CorpusPlan> PlanDocuments(const CountCorpusOptions& options) {
+  TM_RETURN_IF_ERROR(ValidateCountCorpusFlags(options));
+  if (!options.inputs.empty()) {
+    return OptionError(StrCat("the documents are handed over: give no `inputs` (got '",
+                              options.inputs[0], "'; word-count files go in `counts_files`)"),
+                       {"inputs"});
   }
-  plan.counts_files = std::move(sorted.counts_files);
-  return plan;
+  return Plan(options, SortInputs(options));
 }
 
 CountsFileHeader MakeCountsFileHeader(const CountCorpusOptions& options, const CorpusCounts& counts) {

@@ -13,16 +13,13 @@
 #include "corpus/batch_reader.h"
 #include "corpus/input_files.h"
 #include "corpus/json_text.h"
-#include "corpus/text_stats.h"
 #include "count/count_progress.h"
-#include "count/count_text.h"
+#include "count/count_state.h"
 #include "oneapi/tbb/enumerable_thread_specific.h"
 #include "oneapi/tbb/global_control.h"
 #include "oneapi/tbb/info.h"
 #include "oneapi/tbb/parallel_pipeline.h"
 #include "oneapi/tbb/task_arena.h"
-#include "pretokenize/pretokenizer.h"
-#include "pretokenize/special_tokens.h"
 
 namespace tokenmill {
 namespace {
@@ -40,13 +37,9 @@ struct Located {
   }
 };
 
-struct ThreadState {
-  ThreadState() = default;
-  ThreadState(const ThreadState&) = delete;
-  ThreadState& operator=(const ThreadState&) = delete;
-  WordCounts words;
-  WordCountCache cache{&words};  // flushed into `words` before they are read
-  uint64_t documents = 0, bytes = 0, invalid_utf8 = 0, nul_bytes = 0, skipped = 0;
+// A counting thread's table and totals, and what reading files adds to them.
+struct ThreadState : CountState {
+  uint64_t skipped = 0;
   std::optional<Located> first_skipped;
   std::unique_ptr<JsonTextExtractor> json;
   Batch batch;
@@ -54,14 +47,8 @@ struct ThreadState {
 
 class CorpusCounter {
  public:
-  CorpusCounter(const CountCorpusOptions& options, const TextPrep& prep,
-                const PreTokenizer& pretokenizer,
-                const SpecialTokenMatcher* specials, BatchReader& reader)
-      : options_(options),
-        prep_(prep),
-        pretokenizer_(pretokenizer),
-        specials_(specials),
-        reader_(reader) {}
+  CorpusCounter(const CountCorpusOptions& options, const CountTools& tools, BatchReader& reader)
+      : options_(options), tools_(tools), reader_(reader) {}
 
   // Runs the pipeline on `threads` threads and merges the result into `out`.
   absl::Status Run(int threads, ProgressFormat progress_format, CorpusCounts& out);
@@ -78,9 +65,7 @@ class CorpusCounter {
   absl::Status Describe(Located problem) const;
 
   const CountCorpusOptions& options_;
-  const TextPrep& prep_;
-  const PreTokenizer& pretokenizer_;
-  const SpecialTokenMatcher* specials_;
+  const CountTools& tools_;
   BatchReader& reader_;
   bool file_mode_ = false;
   CountProgress* progress_ = nullptr;
@@ -115,33 +100,16 @@ absl::Status CorpusCounter::Run(int threads, ProgressFormat progress_format, Cor
   });
   if (error_.has_value()) return Describe(*error_);
 
-  // Merge the per-thread tables into the largest, partition by partition in parallel.
-  std::vector<ThreadState*> states;
-  for (ThreadState& s : states_) {
-    s.cache.Flush();
-    states.push_back(&s);
-  }
-  std::sort(states.begin(), states.end(), [](const ThreadState* a, const ThreadState* b) {
-    return a->words.unique_words() > b->words.unique_words();
-  });
+  std::vector<CountState*> states;
   std::optional<Located> first_skipped;
-  arena.execute([&] {
-    for (ThreadState* s : states) {
-      if (s == states.front()) {
-        out.words = std::move(s->words);
-      } else {
-        out.words.MergeFrom(std::move(s->words));
-      }
-      out.documents += s->documents;
-      out.bytes += s->bytes;
-      out.invalid_utf8 += s->invalid_utf8;
-      out.nul_bytes += s->nul_bytes;
-      out.skipped_records += s->skipped;
-      if (s->first_skipped && (!first_skipped || s->first_skipped->Before(*first_skipped))) {
-        first_skipped = s->first_skipped;
-      }
+  for (ThreadState& s : states_) {
+    states.push_back(&s);
+    out.skipped_records += s.skipped;
+    if (s.first_skipped && (!first_skipped || s.first_skipped->Before(*first_skipped))) {
+      first_skipped = s.first_skipped;
     }
-  });
+  }
+  MergeCountStates(states, arena, out);
   states_.clear();
   if (first_skipped) out.first_skipped = Message(Describe(*first_skipped));
   progress.Finish(out.words.unique_words());
@@ -188,9 +156,6 @@ void CorpusCounter::ProcessTicket(const BatchReader::Ticket& ticket) {
 std::optional<Located> CorpusCounter::CountBatch(ThreadState& state, const Batch& batch) {
   std::string_view text = batch.text();
   if (text.empty()) return std::nullopt;
-  auto count = [&](std::string_view document) {
-    CountDocument(document, pretokenizer_, specials_, state.cache, &prep_);
-  };
   const InputFile& input = reader_.inputs()[batch.input];
   if (input.format == RecordFormat::kJsonLines) {
     if (state.json == nullptr) state.json = std::make_unique<JsonTextExtractor>(options_.text_field);
@@ -204,11 +169,7 @@ std::optional<Located> CorpusCounter::CountBatch(ThreadState& state, const Batch
       std::string detail;
       if (!IsBlankLine(record)) {
         if (state.json->Extract(record, &document, &problem, &detail)) {
-          ++state.documents;
-          state.bytes += document.size();
-          state.nul_bytes += CountNulBytes(document);
-          state.invalid_utf8 += CountInvalidUtf8(document);
-          count(document);
+          state.CountWholeDocument(tools_, document);
         } else {
           Located located{batch.input, batch.offset + start, line, std::move(detail), absl::OkStatus()};
           if (!options_.skip_bad_records) return located;
@@ -223,20 +184,18 @@ std::optional<Located> CorpusCounter::CountBatch(ThreadState& state, const Batch
     }
     return std::nullopt;
   }
-  state.bytes += text.size();
-  state.nul_bytes += CountNulBytes(text);
-  state.invalid_utf8 += CountInvalidUtf8(text);
+  state.AddTextTotals(text);
   if (file_mode_) {
     // A batch of a file is a stretch between two cuts the pre-tokenizer would make anyway.
     if (batch.offset == 0) ++state.documents;
-    count(text);
+    state.CountPieces(tools_, text);
     return std::nullopt;
   }
   for (size_t start = 0; start < text.size();) {
     size_t newline = text.find('\n', start);
     size_t end = newline == std::string_view::npos ? text.size() : newline + 1;
     ++state.documents;
-    count(text.substr(start, end - start));
+    state.CountPieces(tools_, text.substr(start, end - start));
     start = end;
   }
   return std::nullopt;
@@ -309,13 +268,7 @@ absl::StatusOr<CorpusCounts> CountCorpus(const CountCorpusOptions& options) {
 absl::StatusOr<CorpusCounts> CountCorpus(CorpusPlan plan) {
   const CountCorpusOptions& options = plan.options;
   const ProgressFormat progress = options.progress;
-  TM_ASSIGN_OR_RETURN(std::unique_ptr<PreTokenizer> pretokenizer,
-                      PreTokenizer::Create(options.pretokenizer));
-  TM_ASSIGN_OR_RETURN(std::unique_ptr<TextPrep> prep, TextPrep::Create(options.pretokenizer));
-  std::unique_ptr<SpecialTokenMatcher> specials;
-  if (!options.special_tokens.empty()) {
-    TM_ASSIGN_OR_RETURN(specials, SpecialTokenMatcher::Create(options.special_tokens));
-  }
+  TM_ASSIGN_OR_RETURN(CountTools tools, CountTools::Create(options));
   std::vector<InputFile> inputs = std::move(plan.inputs);
   CorpusCounts result;
   result.files = inputs.size();
@@ -332,24 +285,10 @@ absl::StatusOr<CorpusCounts> CountCorpus(CorpusPlan plan) {
     reader_options.padding = kJsonPadding;
     reader_options.max_open_streams = static_cast<size_t>(threads);
     BatchReader reader(std::move(inputs), std::move(rules), reader_options);
-    CorpusCounter counter(options, *prep, *pretokenizer, specials.get(), reader);
+    CorpusCounter counter(options, tools, reader);
     TM_RETURN_IF_ERROR(counter.Run(threads, progress, result));
   }
-  for (const std::string& path : plan.counts_files) {
-    TM_ASSIGN_OR_RETURN(CountsFileHeader header, ReadCountsFile(path, &result.words));
-    const CountTotals& t = header.totals;
-    result.files += t.files;
-    result.documents += t.documents;
-    result.bytes += t.bytes;
-    result.invalid_utf8 += t.invalid_utf8;
-    result.nul_bytes += t.nul_bytes;
-    result.skipped_records += t.skipped_records;
-  }
-  if (result.words.unique_words() == 0) {
-    return absl::InvalidArgumentError(StrCat(
-        "the corpus is empty: ", result.files, " input file(s) with ", result.documents,
-        " document(s) hold no text to count", result.skipped_records > 0 ? " (all records were skipped)" : ""));
-  }
+  TM_RETURN_IF_ERROR(FinishCount(plan.counts_files, result));
   return result;
 }
 

@@ -1,6 +1,7 @@
 // Counting a whole corpus: read every input's documents (in parallel, see corpus/batch_reader.h),
 // cut out special tokens, pre-tokenize and count the pieces; add the tables of word-count files.
-// This is the one entry point the train and count commands call.
+// This is the one entry point the train and count commands call. CountDocuments counts the
+// same way the documents a caller hands over (a Python iterator) instead of files.
 //
 // Contract:
 //  - The result does not depend on the thread count, shard size or batch size.
@@ -14,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -83,6 +85,45 @@ absl::StatusOr<CorpusPlan> PlanCorpus(const CountCorpusOptions& options);
 absl::StatusOr<CorpusCounts> CountCorpus(CorpusPlan plan);
 // PlanCorpus, then CountCorpus of the plan.
 absl::StatusOr<CorpusCounts> CountCorpus(const CountCorpusOptions& options);
+
+// Documents a caller hands over (a Python iterator): `text` holds them one after another,
+// `ends[i]` is the end offset of document i in `text` (non-decreasing, the last one
+// text.size(); an empty document is one end equal to the one before).
+struct DocumentBatch {
+  std::string text;
+  std::vector<size_t> ends;
+  void clear() { text.clear(); ends.clear(); }
+};
+// Fills `batch` (given cleared) with the next documents and returns true, or returns false at
+// the end (the batch may then still hold a last few documents: they are counted). An error
+// status stops counting; CountDocuments returns that status unchanged (the binding uses it for
+// KeyboardInterrupt and the iterator's own exceptions).
+using DocumentSource = std::function<absl::StatusOr<bool>(DocumentBatch&)>;
+
+// Checks the options for counting documents handed over, as PlanCorpus does, but `inputs` must
+// be empty (an OptionError naming it); the word-count files are checked and planned.
+absl::StatusOr<CorpusPlan> PlanDocuments(const CountCorpusOptions& options);
+// Counts the documents `source` hands over, as CountCorpus counts a corpus: each document is
+// counted whole, as CountCorpus counts one document (special tokens cut out, prepared,
+// pre-tokenized; `doc_mode` and the options of reading files do not apply), with the same
+// totals (documents, empty ones too, bytes, invalid UTF-8, NUL bytes; `files` is 0). `source`
+// is called ONLY on the thread that called CountDocuments, one call at a time; meanwhile
+// ThreadCount(options.threads) other threads count the batches already handed over. At most
+// 2 batches per counting thread wait (a bounded queue: the caller's thread blocks, not in
+// `source`, while it is full), so memory is bounded whatever the stream's length: no more than
+// 3 batches per counting thread, plus the one being filled, exist at once (emptied ones are
+// handed to `source` again). The word-count files are added after, like CountCorpus. The result
+// does not depend on the thread count or on how the documents are cut into batches. The
+// progress (options.progress) shows bytes and documents counted (no total). A batch whose ends
+// do not fit its text is an InvalidArgument error. Every counting thread is joined before it
+// returns, on every path (an exception `source` throws too).
+absl::StatusOr<CorpusCounts> CountDocuments(const DocumentSource& source,
+                                            const CountCorpusOptions& options);
+// The same for a plan of PlanDocuments (the options are not checked again). `counted`, for
+// tests: called on a counting thread after each batch is counted, before it is reused.
+absl::StatusOr<CorpusCounts> CountDocuments(
+    const DocumentSource& source, CorpusPlan plan,
+    const std::function<void(const DocumentBatch&)>& counted = nullptr);
 
 // The threads a `threads` option asks for: itself when positive, else all cores (at least 1).
 int ThreadCount(int requested);

@@ -81,11 +81,23 @@ absl::Status TrainingRun::CheckOutputs() const {
 }
 
 absl::StatusOr<TrainingRun> TrainingRun::Start(TrainingRunOptions options) {
+  return StartNew(std::move(options), nullptr);
+}
+
+absl::StatusOr<TrainingRun> TrainingRun::Start(TrainingRunOptions options, DocumentSource documents) {
+  if (!documents) return absl::InvalidArgumentError("TrainingRun::Start: the document source is empty");
+  return StartNew(std::move(options), std::move(documents));
+}
+
+absl::StatusOr<TrainingRun> TrainingRun::StartNew(TrainingRunOptions options,
+                                                  DocumentSource documents) {
   options.Harmonize();
   TrainingRun run(std::move(options));
   TM_ASSIGN_OR_RETURN(run.trainer_, MakeTrainer(run.options_.trainer));
-  TM_ASSIGN_OR_RETURN(run.plan_, PlanCorpus(run.options_.corpus));
+  TM_ASSIGN_OR_RETURN(run.plan_, documents ? PlanDocuments(run.options_.corpus)
+                                           : PlanCorpus(run.options_.corpus));
   TM_RETURN_IF_ERROR(run.CheckOutputs());
+  run.documents_ = std::move(documents);
   return run;
 }
 
@@ -122,8 +134,14 @@ absl::Status TrainingRun::Gather(RunOutcome& outcome, Checkpoint& base, CorpusCo
     outcome.corpus_bytes = base.corpus_bytes;
     outcome.unique_words = resumed_words.entries.size();
   } else {
+    // Documents handed over leave only the word-count files to stamp.
     TM_ASSIGN_OR_RETURN(base.corpus_files, StampFiles(plan_->Paths()));
-    TM_ASSIGN_OR_RETURN(counts, CountCorpus(*std::move(plan_)));
+    if (documents_) {
+      TM_ASSIGN_OR_RETURN(counts, CountDocuments(documents_, *std::move(plan_)));
+      documents_ = nullptr;
+    } else {
+      TM_ASSIGN_OR_RETURN(counts, CountCorpus(*std::move(plan_)));
+    }
     plan_.reset();
     base.documents = counts.documents;
     base.corpus_bytes = counts.bytes;

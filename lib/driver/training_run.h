@@ -2,11 +2,12 @@
 // command and the bindings to come call it; they only turn signals into a stop request and
 // flags or arguments into options).
 //
-// A run counts its corpus (or, resumed, takes the word counts of its checkpoint, never reading
-// the corpus again), trains with the trainer of options.trainer.algorithm, writes checkpoints
-// as options.checkpoint_* say (lib/driver/checkpointer.h), and writes the model to
-// options.output. A resumed run continues to the model one uninterrupted run gives, byte for
-// byte; the options it may change are those stored_options.h says.
+// A run counts its corpus (files, or documents the caller hands over; or, resumed, takes the
+// word counts of its checkpoint, never reading the corpus again), trains with the trainer of
+// options.trainer.algorithm, writes checkpoints as options.checkpoint_* say
+// (lib/driver/checkpointer.h), and writes the model to options.output. A resumed run
+// continues to the model one uninterrupted run gives, byte for byte; the options it may change
+// are those stored_options.h says.
 #pragma once
 
 #include <cstdint>
@@ -60,6 +61,14 @@ class TrainingRun {
   // A new run. Checks the options (an OptionError names the option), that every input exists
   // and that the output and checkpoint paths can be written; reads nothing yet.
   static absl::StatusOr<TrainingRun> Start(TrainingRunOptions options);
+  // A new run whose corpus is `documents` (count/count_corpus.h: CountDocuments), instead of
+  // options.corpus.inputs, which must be empty (otherwise an OptionError naming `inputs`;
+  // `counts_files` are added as with files). Checked like Start. Run calls `documents` on its
+  // own thread; if it fails, Run returns its status unchanged and writes neither a checkpoint
+  // nor the model (a partial corpus is never resumed). The checkpoint stores no corpus files
+  // but the word-count files (a resume never needs the documents again: the checkpoint holds
+  // the word counts).
+  static absl::StatusOr<TrainingRun> Start(TrainingRunOptions options, DocumentSource documents);
   // Continues the run whose checkpoint is at `path`, with the options it stores and the
   // caller's for the options named in `set` (stored_options.h). A corpus file that changed
   // since the checkpoint is an error unless `ignore_corpus_change` (then warnings() says so).
@@ -89,6 +98,8 @@ class TrainingRun {
 
  private:
   explicit TrainingRun(TrainingRunOptions options);
+  // Start's work: the corpus is `documents` or, when null, the options' files.
+  static absl::StatusOr<TrainingRun> StartNew(TrainingRunOptions options, DocumentSource documents);
   // The checks Start and Resume share: the output and checkpoint paths can be written.
   absl::Status CheckOutputs() const;
   // The words and the checkpoint's base: counting, or the resumed checkpoint's.
@@ -105,6 +116,7 @@ class TrainingRun {
   TrainingRunOptions options_;
   std::unique_ptr<Trainer> trainer_;
   std::optional<CorpusPlan> plan_;  // a new run's corpus, checked by Start
+  DocumentSource documents_;        // a new run's documents handed over (empty: plan_'s files)
   std::optional<Checkpoint> resumed_;
   std::vector<std::string> warnings_;
 };
