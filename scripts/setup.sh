@@ -10,6 +10,9 @@ PACKAGES=(
   libicu-dev libutf8proc-dev  # normalization (ICU); utf8proc: its test reference and benchmark peer
   clang libclang-rt-14-dev
   curl dpkg-dev  # scripts/build_tsan_deps.sh fetches and unpacks Debian's oneTBB/Abseil sources
+  # The Python package (python/): built with pybind11 for Debian's Python 3.11, installed by
+  # pip with Debian's setuptools, tested with pytest.
+  python3 python3-dev pybind11-dev python3-pytest python3-setuptools python3-pip python3-wheel
 )
 
 missing=()

@@ -28,4 +28,31 @@ if [[ -n $skipped ]]; then
     echo "scripts/test.sh: note: $count test(s) skipped (see their messages above)" >&2
   fi
 fi
+# The Python package (python/): its module built by CMake with TOKENMILL_PYTHON=ON in a build
+# of its own (position-independent code; setup.py's `pip install ./python` uses the same
+# folder), then its pytest suite against that build's CLI.
+py_build=${TOKENMILL_PYTHON_BUILD:-"$root/build-python"}
+if [[ ! -f "$py_build/CMakeCache.txt" ]]; then
+  "$root/scripts/build.sh" "$py_build" -DTOKENMILL_PYTHON=ON -DTOKENMILL_BUILD_TESTS=OFF \
+    -DTOKENMILL_BUILD_BENCHMARKS=OFF -DPython_EXECUTABLE=/usr/bin/python3
+else
+  cmake --build "$py_build" -j "$(nproc)" --target _tokenmill tokenmill
+fi
+pylog=$(mktemp)
+trap 'rm -f "$log" "$pylog"' EXIT
+echo "== pytest python/tests"
+pystatus=0
+PYTHONPATH="$py_build/python" TOKENMILL_CLI="$py_build/tokenmill" TOKENMILL_SOURCE_DIR="$root" \
+  TOKENMILL_VOCAB_DIR="$build_dir/test_vocab/vocab" \
+  /usr/bin/python3 -m pytest -q -rs -p no:cacheprovider "$root/python/tests" 2>&1 | tee "$pylog" ||
+  pystatus=$?
+((pystatus == 0)) || status=$pystatus
+if grep -qE '^SKIPPED|[0-9]+ skipped' "$pylog"; then
+  if [[ ${TOKENMILL_REQUIRE_ALL_TESTS:-0} == 1 ]]; then
+    echo "scripts/test.sh: pytest skipped tests, and TOKENMILL_REQUIRE_ALL_TESTS=1 requires every test to run" >&2
+    ((status != 0)) || status=1
+  else
+    echo "scripts/test.sh: note: pytest skipped tests (see above)" >&2
+  fi
+fi
 exit "$status"
