@@ -290,3 +290,25 @@ def test_bad_arguments_raise_the_documented_exceptions(sample, tmp_path):
     with pytest.raises(TypeError):
         tok.encode(42)
     assert issubclass(tokenmill.Error, Exception)
+
+
+def test_ctrl_c_while_reading_the_iterator_raises_and_writes_nothing(sample, tmp_path):
+    out = tmp_path / "t.json"
+
+    def lines():
+        for i, line in enumerate(lines_of(sample)):
+            if i == 2000:
+                os.kill(os.getpid(), signal.SIGINT)
+            yield line
+
+    with pytest.raises(KeyboardInterrupt):
+        tokenmill.train_from_iterator(lines(), vocab_size=2000, output=str(out), progress=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_progress_is_reported_as_the_cli_reports_it(sample, capfd):
+    tokenmill.train(sample, vocab_size=600, progress="json")
+    err = capfd.readouterr().err
+    assert '"stage":"train"' in err and '"merges":' in err
+    tokenmill.train(sample, vocab_size=600, progress=False)
+    assert capfd.readouterr().err == ""
