@@ -25,11 +25,11 @@ what=${1:-all}
 start=$(date +%s)
 
 # Test executables and CTest name filters of the parallel stages.
-TSAN_TARGETS=(corpus_reader_test count_corpus_test count_word_counts_test count_file_test
-              train_test encode_bpe_test pretokenize_special_tokens_test
+TSAN_TARGETS=(corpus_reader_test count_corpus_test count_documents_test count_word_counts_test
+              count_file_test train_test encode_bpe_test pretokenize_special_tokens_test
               checkpoint_resume_test train_cli_test training_run_test pretokenize_custom_test
               wordpiece_train_test unigram_train_test)
-TSAN_FILTER='^((BatchReader|CountCorpus|WordCounts|CountsFile|TrainBpe|Encoder|SpecialTokens|Resume|Seeds/InterruptedTraining|TrainCli|TrainingRun|CustomPattern)\.|WordPieceTrain\.SameModelWithOneTwoAndFourThreads$|UnigramTrain\.SameModelWithOneTwoAndFourThreadsOnRandomCorpora$)'
+TSAN_FILTER='^((BatchReader|CountCorpus|CountDocuments|WordCounts|CountsFile|TrainBpe|Encoder|SpecialTokens|Resume|Seeds/InterruptedTraining|TrainCli|TrainingRun|CustomPattern)\.|WordPieceTrain\.SameModelWithOneTwoAndFourThreads$|UnigramTrain\.SameModelWithOneTwoAndFourThreadsOnRandomCorpora$)'
 
 if [[ $what == tsan || $what == all ]]; then
   echo "== ThreadSanitizer: parallel stages"

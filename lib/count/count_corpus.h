@@ -105,18 +105,18 @@ using DocumentSource = std::function<absl::StatusOr<bool>(DocumentBatch&)>;
 absl::StatusOr<CorpusPlan> PlanDocuments(const CountCorpusOptions& options);
 // Counts the documents `source` hands over, as CountCorpus counts a corpus: each document is
 // counted whole, as CountCorpus counts one document (special tokens cut out, prepared,
-// pre-tokenized; `doc_mode` and the options of reading files do not apply), with the same
-// totals (documents, empty ones too, bytes, invalid UTF-8, NUL bytes; `files` is 0). `source`
-// is called ONLY on the thread that called CountDocuments, one call at a time; meanwhile
-// ThreadCount(options.threads) other threads count the batches already handed over. At most
-// 2 batches per counting thread wait (a bounded queue: the caller's thread blocks, not in
-// `source`, while it is full), so memory is bounded whatever the stream's length: no more than
-// 3 batches per counting thread, plus the one being filled, exist at once (emptied ones are
-// handed to `source` again). The word-count files are added after, like CountCorpus. The result
-// does not depend on the thread count or on how the documents are cut into batches. The
-// progress (options.progress) shows bytes and documents counted (no total). A batch whose ends
-// do not fit its text is an InvalidArgument error. Every counting thread is joined before it
-// returns, on every path (an exception `source` throws too).
+// pre-tokenized; `doc_mode` and the options of reading files do not apply), with the same totals
+// (documents, empty ones too, bytes, invalid UTF-8, NUL bytes; `files` holds only the word-count
+// files' own). `source` is called ONLY on the thread that called CountDocuments, one call at a
+// time; meanwhile ThreadCount(options.threads) other threads count the batches already handed over.
+// At most 2 batches per counting thread wait (a bounded queue: the caller's thread blocks, not in
+// `source`, while it is full), so memory is bounded whatever the stream's length: no more than 3
+// batches per counting thread, plus the one being filled, exist at once (emptied ones are handed to
+// `source` again). The word-count files are added after, like CountCorpus. The result does not
+// depend on the thread count or on how the documents are cut into batches. The progress
+// (options.progress) shows bytes and documents counted (no total). A batch whose ends do not fit
+// its text is an InvalidArgument error. Every counting thread is joined before it returns, on every
+// path (an exception `source` throws too).
 absl::StatusOr<CorpusCounts> CountDocuments(const DocumentSource& source,
                                             const CountCorpusOptions& options);
 // The same for a plan of PlanDocuments (the options are not checked again). `counted`, for
