@@ -479,7 +479,7 @@ class Tokenizer {
       s = encoder_->EncodeTo(bytes, policy, ids);
     }
     Check(s);
-    return IdList(ids.data(), ids.size());
+    return py::reinterpret_steal<py::list>(IntList(ids.data(), ids.size()));
   }
 
   py::list EncodeBatch(const py::handle& texts, const py::handle& allowed) const {
@@ -495,13 +495,21 @@ class Tokenizer {
       batch = encoder_->EncodeBatch(views, policy);
     }
     if (!batch.ok()) Raise(batch.status());
+    // Millions of new lists would set off the cyclic garbage collector again and again (each
+    // pass walking every list made so far): it waits until they are all made. Lists of ints
+    // hold no cycles.
+    const int gc_was_enabled = PyGC_Disable();
     PyObject* out = PyList_New(static_cast<Py_ssize_t>(batch->size()));
-    if (out == nullptr) throw py::error_already_set();
+    if (out == nullptr) {
+      if (gc_was_enabled) PyGC_Enable();
+      throw py::error_already_set();
+    }
     py::list result = py::reinterpret_steal<py::list>(out);
     for (size_t i = 0; i < batch->size(); ++i) {
       absl::Span<const TokenId> ids = (*batch)[i];
-      PyList_SET_ITEM(out, static_cast<Py_ssize_t>(i), IdList(ids.data(), ids.size()).release().ptr());
+      PyList_SET_ITEM(out, static_cast<Py_ssize_t>(i), IntList(ids.data(), ids.size()));
     }
+    if (gc_was_enabled) PyGC_Enable();
     return result;
   }
 
@@ -635,6 +643,7 @@ class Tokenizer {
     AddedSpecialTokens added = Take(AddSpecialTokens(model(), tokens));
     encoder_ = Take(Encoder::Create(std::unique_ptr<const Model>(std::move(added.model))));
     vocab_.reset();
+    ints_.clear();
     return added.added;
   }
 
@@ -661,8 +670,29 @@ class Tokenizer {
   }
 
  private:
+  // A new list of the ids, each one of the tokenizer's own int objects (made once, then only
+  // referenced again: no allocation per id).
+  PyObject* IntList(const TokenId* ids, size_t n) const {
+    if (ints_.empty()) {
+      const size_t count = model().token_bytes().size();
+      ints_.reserve(count);
+      for (size_t id = 0; id < count; ++id) {
+        ints_.push_back(py::reinterpret_steal<py::object>(PyLong_FromSize_t(id)));
+      }
+    }
+    PyObject* list = PyList_New(static_cast<Py_ssize_t>(n));
+    if (list == nullptr) throw py::error_already_set();
+    for (size_t i = 0; i < n; ++i) {
+      PyObject* v = ids[i] < ints_.size() ? ints_[ids[i]].inc_ref().ptr()
+                                          : PyLong_FromUnsignedLong(ids[i]);
+      PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), v);
+    }
+    return list;
+  }
+
   std::unique_ptr<Encoder> encoder_;
   mutable std::optional<StringMap<TokenId>> vocab_;
+  mutable std::vector<py::object> ints_;  // ints_[id] is the int id
 };
 
 std::shared_ptr<Tokenizer> TokenizerOf(std::unique_ptr<Model> model) {
