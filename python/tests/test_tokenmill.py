@@ -27,6 +27,10 @@ CASES = [
     ({"vocab_size": 2000}, ["--vocab-size", "2000"]),
     ({"vocab_size": 1500, "preset": "cl100k", "special_tokens": ["<|endoftext|>"]},
      ["--vocab-size", "1500", "--preset", "cl100k", "--special-token", "<|endoftext|>"]),
+    ({"vocab_size": 2000, "hf_compat": True, "min_frequency": 3, "max_token_length": 8},
+     ["--vocab-size", "2000", "--hf-compat", "--min-frequency", "3", "--max-token-length", "8"]),
+    ({"vocab_size": 2500, "pattern": r"\w+|[^\w\s]+|\s+", "normalize": "nfkc", "lowercase": True},
+     ["--vocab-size", "2500", "--pattern", r"\w+|[^\w\s]+|\s+", "--normalize", "nfkc", "--lowercase"]),
     # The sample holds about 5000 distinct characters (English, Chinese, code), each a token.
     ({"vocab_size": 6000, "unit": "char"}, ["--vocab-size", "6000", "--unit", "char"]),
     ({"vocab_size": 6000, "algorithm": "wordpiece"}, ["--vocab-size", "6000", "--algorithm", "wordpiece"]),
