@@ -8,6 +8,9 @@
 //         so `decode(encode(FILE)) == FILE` byte for byte; --lossy writes valid UTF-8 instead
 //         (invalid sequences become U+FFFD), as tiktoken's and Hugging Face's decode to text do.
 #include <tbb/global_control.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include <cstdio>
 #include <memory>
@@ -25,12 +28,20 @@
 #include "model/id_text.h"
 #include "model/model_file.h"
 #include "model/text_display.h"
+#include "interrupt.h"
+#include "option_flags.h"
+#include "tokens/encode_corpus.h"
+#include "tokens/token_file.h"
 
 namespace tokenmill::cli {
 namespace {
 
 struct EncodeCommandOptions {
   std::string tokenizer;
+  EncodeCorpusOptions corpus;
+  std::string output_format = "text";  // npy for an --output ending in .npy unless given
+  std::string eot;
+  bool stats = false;
   bool whole = false;
   std::string specials = "allow";
   int threads = 0;                   // 0: all cores
@@ -44,6 +55,7 @@ struct EncodeCommandOptions {
 struct DecodeCommandOptions {
   std::string tokenizer;
   bool lossy = false;
+  std::string input_format = "auto";  // npy by its header, u16/u32 by extension, else text
 };
 
 absl::StatusOr<std::unique_ptr<Encoder>> LoadEncoder(const std::string& path,
@@ -155,24 +167,116 @@ class LineEncoder {
   absl::Status status_;
 };
 
+// The id of --eot: a special token's text, or a token's text as tokenizer.json writes it.
+absl::StatusOr<TokenId> EotId(const Model& model, const std::string& text) {
+  for (const SpecialToken& s : model.special_tokens()) {
+    if (s.content == text) return s.id;
+  }
+  const StringMap<TokenId> index = model.TokenIndex();
+  if (auto it = index.find(text); it != index.end()) return it->second;
+  return absl::InvalidArgumentError(StrCat(
+      "--eot '", text, "' is no token of this tokenizer (give a special token such as "
+      "<|endoftext|>; add one with `tokenmill add-special-tokens`)"));
+}
+
+// --stats: what users look at to judge a tokenizer on their data.
+void PrintStats(const Model& model, const EncodeCorpusResult& r) {
+  const double tokens = static_cast<double>(r.tokens);
+  std::fprintf(stderr, "stats: %llu documents, %llu bytes, %llu tokens\n",
+               static_cast<unsigned long long>(r.documents), static_cast<unsigned long long>(r.bytes),
+               static_cast<unsigned long long>(r.tokens));
+  std::fprintf(stderr, "stats: %.4f tokens per byte (%.3f bytes per token), %.2f tokens per document\n",
+               r.bytes > 0 ? tokens / static_cast<double>(r.bytes) : 0.0,
+               r.tokens > 0 ? static_cast<double>(r.bytes) / tokens : 0.0,
+               r.documents > 0 ? tokens / static_cast<double>(r.documents) : 0.0);
+  std::vector<TokenId> order;
+  for (size_t id = 0; id < r.id_counts.size(); ++id) {
+    if (r.id_counts[id] > 0) order.push_back(static_cast<TokenId>(id));
+  }
+  std::sort(order.begin(), order.end(), [&](TokenId a, TokenId b) {
+    return r.id_counts[a] != r.id_counts[b] ? r.id_counts[a] > r.id_counts[b] : a < b;
+  });
+  std::fprintf(stderr, "stats: %zu of %zu ids used; the ten most frequent:\n", order.size(),
+               model.token_bytes().size());
+  std::vector<bool> special(model.token_bytes().size(), false);
+  for (const SpecialToken& s : model.special_tokens()) special[s.id] = true;
+  for (size_t i = 0; i < order.size() && i < 10; ++i) {
+    const TokenId id = order[i];
+    const std::string shown = special[id] ? model.token_bytes()[id] : DisplayBytes(model.token_bytes()[id]);
+    std::fprintf(stderr, "  %8u  %-20s %12llu  %5.2f%%\n", id, StrCat("[", shown, "]").c_str(),
+                 static_cast<unsigned long long>(r.id_counts[id]),
+                 tokens > 0 ? 100.0 * static_cast<double>(r.id_counts[id]) / tokens : 0.0);
+  }
+  uint64_t fallback = 0, single = 0;
+  for (TokenId id : model.byte_fallback_ids()) fallback += r.id_counts[id];
+  for (size_t id = 0; id < r.id_counts.size(); ++id) {
+    if (!special[id] && model.token_bytes()[id].size() == 1) single += r.id_counts[id];
+  }
+  std::fprintf(stderr, "stats: byte-fallback tokens %.3f%% of all tokens, single-byte tokens %.3f%%\n",
+               tokens > 0 ? 100.0 * static_cast<double>(fallback) / tokens : 0.0,
+               tokens > 0 ? 100.0 * static_cast<double>(single) / tokens : 0.0);
+}
+
 }  // namespace
 
 int RunEncode(int argc, char** argv) {
   EncodeCommandOptions options;
-  FlagSet flags("encode", "--tokenizer FILE [FILE]",
-                "Encodes FILE (or stdin) into token ids: one output line of space-separated ids\n"
-                "per input line (the line's newline included in its ids). The tokenizer is a\n"
-                "tokenizer.json or a .tiktoken file (with its .json sidecar, or the sidecar itself).");
+  EncodeCorpusOptions& corpus = options.corpus;
+  FlagSet flags("encode", "--tokenizer FILE [--output OUT --output-format u32] [INPUT...]",
+                "Encodes a corpus (files, folders, globs, .zst/.gz, JSON lines; stdin when no\n"
+                "INPUT) into token ids, documents as training reads them (each line with its\n"
+                "newline, --doc-mode file, or JSON records' --text-field), in input order, on all\n"
+                "cores. Text output: one line of space-separated ids per document. Binary output\n"
+                "for training pipelines: u16 (nanoGPT's train.bin), u32, npy; --eot after each\n"
+                "document, --index a Megatron .idx. The output appears only when complete.\n"
+                "The tokenizer is a tokenizer.json, a .tiktoken (with its .json sidecar) or vocab.txt.");
   flags.AddString("tokenizer", &options.tokenizer, "tokenizer.json or .tiktoken to encode with (required)");
-  flags.AddBool("whole", &options.whole, "encode the whole input as one text: one output line");
+  flags.AddString("output", &corpus.output,
+                  "where to write the ids (- : stdout); written to a temporary file and renamed "
+                  "when complete, so an interrupted run leaves nothing");
+  flags.AddChoice("output-format", &options.output_format, {"text", "u16", "u32", "npy"},
+                  "text (decimal ids, a line per document), u16 / u32 (little-endian ids, "
+                  "u16 only for vocabularies of at most 65,536 ids), npy (NumPy, uint16 or "
+                  "uint32 as the vocabulary needs); default text, npy for --output *.npy");
+  flags.AddString("eot", &options.eot,
+                  "append this token after each document (e.g. <|endoftext|>: a special token, "
+                  "or any token's text)");
+  flags.AddString("index", &corpus.index,
+                  "also write each document's offset and length in tokens here, as Megatron's "
+                  "MMapIndexedDataset .idx (with --output-format u16 or u32: OUT.bin + OUT.idx)");
+  flags.AddBool("stats", &options.stats,
+                "print tokens per byte and per document, the ten most frequent ids and the share "
+                "of byte-fallback and single-byte tokens on stderr");
+  flags.AddChoice("doc-mode", &corpus.doc_mode, {"line", "file"},
+                  "documents of text files: each line with its newline, or each file whole");
+  flags.AddString("text-field", &corpus.text_field,
+                  "JSON lines: the field holding the text, a top-level key or a /JSON/pointer");
+  flags.AddChoice("input-format", &corpus.input_format, {"auto", "text", "jsonl"},
+                  "how to read inputs: by extension (auto), all as text, or all as JSON lines");
+  flags.AddStrings("include", &corpus.include, "read only files in input folders matching this glob");
+  flags.AddStrings("exclude", &corpus.exclude, "skip files in input folders matching this glob");
+  flags.AddBool("skip-bad-records", &corpus.skip_bad_records,
+                "skip (and count) malformed JSON records instead of stopping");
+  flags.AddEnum("progress", &corpus.progress,
+                {{"auto", ProgressFormat::kAuto}, {"bar", ProgressFormat::kBar},
+                 {"json", ProgressFormat::kJson}, {"none", ProgressFormat::kNone}},
+                "progress on stderr (auto: a bar on a terminal: bytes of total, MB/s, tokens, ETA)");
+  flags.AddSize("shard-bytes", &corpus.shard_bytes,
+                "uncompressed files are read in shards of about this many bytes");
+  flags.AddSize("batch-bytes", &corpus.batch_bytes,
+                "compressed inputs and stdin are read in batches of about this many bytes");
+  flags.AddBool("whole", &options.whole,
+                "encode the whole input as one text: one output line (one input; see also "
+                "--doc-mode file)");
   flags.AddChoice("specials", &options.specials, {"allow", "disallow", "text"},
                   "special tokens in the input: become their ids, are an error, or are encoded as text");
   flags.AddEnum("unknown-bytes", &options.unknown_bytes,
                 {{"error", UnknownBytes::kError}, {"drop", UnknownBytes::kDrop}},
                 "a byte no token holds (a --hf-compat vocabulary has only the bytes seen in "
                 "training): an error naming the line and byte, or left out as Hugging Face does");
-  flags.AddInt("threads", &options.threads, "worker threads for line encoding (0: all cores)");
-  flags.AddSize("block-bytes", &options.block_bytes, "lines are encoded in parallel blocks of about this many bytes");
+  flags.AddInt("threads", &options.threads, "worker threads (0: all cores); the output is the same for any");
+  flags.AddSize("block-bytes", &options.block_bytes,
+                "with --alpha: lines are sampled in parallel blocks of about this many bytes");
   flags.AddDouble("alpha", &options.alpha,
                   "Unigram: sample each piece's segmentation with probability proportional to "
                   "exp(alpha * score) instead of taking the best (subword regularization; 0: off)");
@@ -182,8 +286,21 @@ int RunEncode(int argc, char** argv) {
   flags.AddUint64("seed", &options.seed,
                   "with --alpha: the random seed (each thread's generator starts from it: with "
                   "--threads 1 the draws repeat)");
-  ParsedInput parsed = ParseOneInput(flags, "encode", options.tokenizer, argc, argv);
-  if (parsed.exit_code >= 0) return parsed.exit_code;
+  InterruptGuard interrupt_guard;
+  absl::StatusOr<std::vector<std::string>> positional = flags.Parse(argc, argv, 2);
+  if (!positional.ok()) {
+    PrintError("encode", positional.status());
+    return kExitUsage;
+  }
+  if (flags.help_requested()) {
+    std::fputs(flags.Help().c_str(), stdout);
+    return kExitOk;
+  }
+  if (options.tokenizer.empty()) {
+    PrintError("encode", "--tokenizer is required");
+    return kExitUsage;
+  }
+  corpus.inputs = positional->empty() ? std::vector<std::string>{"-"} : *positional;
   if (!(options.alpha >= 0) || options.nbest < 0) {
     PrintError("encode", "--alpha must be 0 or more and --nbest 0 or more");
     return kExitUsage;
@@ -194,6 +311,35 @@ int RunEncode(int argc, char** argv) {
   }
   if (options.threads < 0) {
     PrintError("encode", "--threads must be 0 (all cores) or more");
+    return kExitUsage;
+  }
+  if (!flags.WasSet("output-format") && corpus.output.ends_with(".npy")) options.output_format = "npy";
+  corpus.format = *ParseTokenFileFormat(options.output_format);
+  // --whole and --alpha keep the line encoder (text on stdout, one input).
+  const bool legacy = options.whole || options.alpha > 0;
+  if (legacy) {
+    for (const char* flag : {"output", "output-format", "eot", "index", "stats", "doc-mode",
+                             "text-field", "input-format", "include", "exclude",
+                             "skip-bad-records"}) {
+      if (flags.WasSet(flag)) {
+        PrintError("encode", StrCat("--", flag, " does not go with ",
+                                    options.whole ? "--whole (use --doc-mode file)" : "--alpha"));
+        return kExitUsage;
+      }
+    }
+    if (corpus.inputs.size() > 1) {
+      PrintError("encode", "give at most one input file (or none to read stdin)");
+      return kExitUsage;
+    }
+  }
+  if (!corpus.index.empty() && corpus.format != TokenFileFormat::kU16 &&
+      corpus.format != TokenFileFormat::kU32) {
+    PrintError("encode", "--index (Megatron's .idx) goes with --output-format u16 or u32");
+    return kExitUsage;
+  }
+  if (corpus.format != TokenFileFormat::kText && (corpus.output.empty() || corpus.output == "-") &&
+      isatty(STDOUT_FILENO)) {
+    PrintError("encode", "binary ids would go to the terminal: give --output FILE");
     return kExitUsage;
   }
   EncoderOptions encoder_options;
@@ -214,13 +360,42 @@ int RunEncode(int argc, char** argv) {
   SpecialPolicy policy = options.specials == "allow"      ? SpecialPolicy::kAllow
                          : options.specials == "disallow" ? SpecialPolicy::kDisallow
                                                           : SpecialPolicy::kAsText;
+  if (!legacy) {
+    corpus.specials = policy;
+    corpus.threads = options.threads;
+    corpus.stats = options.stats;
+    if (!options.eot.empty()) {
+      absl::StatusOr<TokenId> eot = EotId((*encoder)->model(), options.eot);
+      if (!eot.ok()) {
+        PrintError("encode", eot.status());
+        return kExitUsage;
+      }
+      corpus.eot = *eot;
+    }
+    absl::StatusOr<EncodeCorpusResult> result = EncodeCorpus(
+        **encoder, corpus, [] { return InterruptGuard::signal_number() != 0; });
+    if (int sig = InterruptGuard::signal_number(); sig != 0 && !result.ok() &&
+                                                   absl::IsCancelled(result.status())) {
+      std::fprintf(stderr, "tokenmill encode: interrupted; nothing was written\n");
+      return 128 + sig;
+    }
+    if (!result.ok()) return ReportError("encode", result.status());
+    if (result->skipped_records > 0) {
+      std::fprintf(stderr, "tokenmill encode: skipped %llu bad JSON records; the first: %s\n",
+                   static_cast<unsigned long long>(result->skipped_records),
+                   result->first_skipped.c_str());
+    }
+    if (options.stats) PrintStats((*encoder)->model(), *result);
+    return kExitOk;
+  }
+  const std::string input = corpus.inputs[0];
   tbb::global_control parallelism(
       tbb::global_control::max_allowed_parallelism,
       options.threads > 0 ? static_cast<size_t>(options.threads)
                           : std::max(1u, std::thread::hardware_concurrency()));
   absl::Status status;
   if (options.whole) {
-    absl::StatusOr<std::string> text = ReadFile(parsed.input);
+    absl::StatusOr<std::string> text = ReadFile(input);
     if (!text.ok()) {
       PrintError("encode", text.status());
       return kExitFailure;
@@ -231,11 +406,11 @@ int RunEncode(int argc, char** argv) {
       AppendIds(*ids, out);
       std::fwrite(out.data(), 1, out.size(), stdout);
     } else {
-      status = absl::InvalidArgumentError(StrCat(parsed.input, ": ", ids.status().message()));
+      status = absl::InvalidArgumentError(StrCat(input, ": ", ids.status().message()));
     }
   } else {
-    LineEncoder lines(**encoder, policy, parsed.input, std::max<size_t>(1, options.block_bytes));
-    absl::Status read = ForEachLine(parsed.input, [&](std::string_view line) { lines.Add(line); });
+    LineEncoder lines(**encoder, policy, input, std::max<size_t>(1, options.block_bytes));
+    absl::Status read = ForEachLine(input, [&](std::string_view line) { lines.Add(line); });
     status = lines.Finish();
     if (status.ok()) status = read;
   }
@@ -254,12 +429,44 @@ int RunDecode(int argc, char** argv) {
   flags.AddString("tokenizer", &options.tokenizer, "tokenizer.json or .tiktoken to decode with (required)");
   flags.AddBool("lossy", &options.lossy,
                 "write valid UTF-8: each invalid byte sequence of a line's text becomes U+FFFD");
+  flags.AddChoice("input-format", &options.input_format, {"auto", "text", "u16", "u32", "npy"},
+                  "a token file of `tokenmill encode --output`: u16, u32, npy, or text (lines of "
+                  "ids); auto: npy by its header, u16/u32 by the extension .u16/.u32, else text. "
+                  "A binary file's ids are decoded as one sequence");
   ParsedInput parsed = ParseOneInput(flags, "decode", options.tokenizer, argc, argv);
   if (parsed.exit_code >= 0) return parsed.exit_code;
   absl::StatusOr<std::unique_ptr<Encoder>> encoder = LoadEncoder(options.tokenizer);
   if (!encoder.ok()) {
     PrintError("decode", encoder.status());
     return kExitFailure;
+  }
+  std::optional<TokenFileFormat> binary;
+  if (options.input_format != "auto" && options.input_format != "text") {
+    binary = *ParseTokenFileFormat(options.input_format);
+  } else if (options.input_format == "auto" && parsed.input != "-") {
+    absl::StatusOr<TokenFileFormat> detected = DetectTokenFileFormat(parsed.input, std::nullopt);
+    if (detected.ok() && *detected != TokenFileFormat::kText) binary = *detected;
+  }
+  if (binary) {
+    if (parsed.input == "-") {
+      PrintError("decode", "a binary token file is read from a file: give its path");
+      return kExitUsage;
+    }
+    absl::StatusOr<TokenFileContents> contents = ReadTokenFile(parsed.input, *binary);
+    if (!contents.ok()) {
+      PrintError("decode", contents.status());
+      return kExitFailure;
+    }
+    // One sequence (decoders that drop a first space or join WordPiece tokens see it whole).
+    std::string text;
+    absl::Status decoded = (*encoder)->DecodeTo(contents->ids, text);
+    if (!decoded.ok()) {
+      PrintError("decode", StrCat(parsed.input, ": ", decoded.message()));
+      return kExitFailure;
+    }
+    if (options.lossy) text = ReplaceInvalidUtf8(text);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return std::fflush(stdout) == 0 ? kExitOk : kExitFailure;
   }
   absl::Status status;
   uint64_t line_number = 0;

@@ -14,6 +14,8 @@
 #include "checkpoint/checkpoint.h"
 #include "driver/describe.h"
 #include "commands.h"
+#include "tokens/token_file.h"
+#include "train/train_progress.h"
 #include "count/counts_file.h"
 #include "common/file_util.h"
 #include "common/strings.h"
@@ -34,6 +36,12 @@ namespace {
 struct InspectCommandOptions {
   size_t top = 20;     // entries to list: longest tokens, most frequent words
   std::string corpus;  // tokenizers: measure compression on this text file
+  // Token files (tokenmill encode --output): the tokenizer to decode the first documents with,
+  // the format of a raw file without a telling extension, and its Megatron index.
+  std::string tokenizer;
+  std::string input_format = "auto";
+  std::string index;
+  size_t documents = 3;
 };
 
 // One kind of file `inspect` understands.
@@ -252,7 +260,102 @@ int PrintTokenizer(const std::string& path, const InspectCommandOptions& options
 }
 
 // Most specific first; the tokenizer reader accepts anything and reports what is wrong.
+bool RecognizeTokenFile(const std::string& path, std::string_view head) {
+  return head.starts_with("\x93NUMPY") || path.ends_with(".u16") || path.ends_with(".u32");
+}
+
+int PrintTokenFile(const std::string& path, const InspectCommandOptions& options) {
+  std::optional<TokenFileFormat> given;
+  if (options.input_format != "auto") given = *ParseTokenFileFormat(options.input_format);
+  absl::StatusOr<TokenFileFormat> format = DetectTokenFileFormat(path, given);
+  if (!format.ok()) {
+    PrintError("inspect", format.status());
+    return kExitUsage;
+  }
+  absl::StatusOr<TokenFileContents> contents = ReadTokenFile(path, *format);
+  if (!contents.ok()) {
+    PrintError("inspect", contents.status());
+    return kExitFailure;
+  }
+  const std::vector<TokenId>& ids = contents->ids;
+  TokenId max_id = 0;
+  for (TokenId id : ids) max_id = std::max(max_id, id);
+  std::printf("token file: %s (%s)\n", path.c_str(), std::string(TokenFileFormatName(*format)).c_str());
+  std::printf("tokens: %zu\n", ids.size());
+  if (!ids.empty()) std::printf("ids: all below %u (the vocabulary needs at least %u ids)\n", max_id + 1, max_id + 1);
+  // Documents: the text file's lines, or the index (--index, or PATH's .idx beside it).
+  std::vector<std::pair<size_t, size_t>> documents;  // [begin, end) in ids
+  if (*format == TokenFileFormat::kText) {
+    size_t begin = 0;
+    for (size_t end : contents->line_ends) documents.push_back({begin, end}), begin = end;
+  } else {
+    std::string index = options.index;
+    if (index.empty()) {
+      const size_t dot = path.rfind('.');
+      const std::string beside = (dot == std::string::npos ? path : path.substr(0, dot)) + ".idx";
+      if (CheckReadableFile(beside).ok()) index = beside;
+    }
+    if (!index.empty()) {
+      absl::StatusOr<MegatronIndex> read = ReadMegatronIndex(index);
+      if (!read.ok()) {
+        PrintError("inspect", read.status());
+        return kExitFailure;
+      }
+      const size_t width = IdWidth(*format, max_id + 1);
+      size_t total = 0;
+      for (size_t i = 0; i < read->sizes.size(); ++i) {
+        const size_t begin = static_cast<size_t>(read->pointers[i]) / width;
+        documents.push_back({begin, begin + static_cast<size_t>(read->sizes[i])});
+        total += static_cast<size_t>(read->sizes[i]);
+      }
+      std::printf("index: %s, %zu documents, %zu tokens%s\n", index.c_str(), read->sizes.size(), total,
+                  total == ids.size() ? "" : " (not the token file's count!)");
+    }
+  }
+  if (!documents.empty()) {
+    std::printf("documents: %zu, %.2f tokens per document\n", documents.size(),
+                static_cast<double>(ids.size()) / static_cast<double>(documents.size()));
+  }
+  if (options.tokenizer.empty()) {
+    std::printf("first ids:");
+    for (size_t i = 0; i < ids.size() && i < 20; ++i) std::printf(" %u", ids[i]);
+    std::printf("\n(give --tokenizer to see the first documents decoded)\n");
+    return kExitOk;
+  }
+  absl::StatusOr<std::unique_ptr<Model>> model = LoadModel(options.tokenizer);
+  if (!model.ok()) {
+    PrintError("inspect", model.status());
+    return kExitFailure;
+  }
+  absl::StatusOr<std::unique_ptr<Encoder>> encoder = Encoder::Create(*std::move(model));
+  if (!encoder.ok()) {
+    PrintError("inspect", encoder.status());
+    return kExitFailure;
+  }
+  const size_t vocab = (*encoder)->model().token_bytes().size();
+  if (!ids.empty() && max_id >= vocab) {
+    std::printf("note: id %u is beyond this tokenizer's %zu ids: written with another vocabulary?\n",
+                max_id, vocab);
+    return kExitFailure;
+  }
+  if (documents.empty()) documents.push_back({0, std::min<size_t>(ids.size(), 200)});
+  for (size_t d = 0; d < documents.size() && d < options.documents; ++d) {
+    const auto [begin, end] = documents[d];
+    std::string text;
+    absl::Status s = (*encoder)->DecodeTo(
+        absl::Span<const TokenId>(ids.data() + begin, std::min(end, ids.size()) - begin), text);
+    if (!s.ok()) {
+      PrintError("inspect", s);
+      return kExitFailure;
+    }
+    if (text.size() > 300) text = text.substr(0, 300) + "...";
+    std::printf("document %zu (%zu tokens): %s\n", d + 1, end - begin, ShowBytes(text).c_str());
+  }
+  return kExitOk;
+}
+
 constexpr Inspector kInspectors[] = {
+    {"tokens", RecognizeTokenFile, PrintTokenFile},
     {"counts", RecognizeCounts, PrintCounts},
     {"checkpoint", RecognizeCheckpoint, PrintCheckpoint},
     {"tokenizer", RecognizeTokenizer, PrintTokenizer},
@@ -269,10 +372,21 @@ int RunInspect(int argc, char** argv) {
                 "  a word-count file (tokenmill count --output): its header (pre-tokenizer,\n"
                 "    special tokens, totals) and the most frequent words;\n"
                 "  a training checkpoint (tokenmill train): its configuration, merges done of\n"
-                "    the target, corpus fingerprint and sizes.");
+                "    the target, corpus fingerprint and sizes;\n"
+                "  a token file (tokenmill encode --output): its count, the ids' bound, and with\n"
+                "    --tokenizer the first documents decoded (.npy by its header; raw u16/u32 by\n"
+                "    their extension or --input-format).");
   flags.AddSize("top", &options.top, "how many entries to list (longest tokens, most frequent words)");
   flags.AddString("corpus", &options.corpus,
                   "text file to measure bytes/token and tokens/word on (lines as documents)");
+  flags.AddString("tokenizer", &options.tokenizer,
+                  "token files: decode the first documents with this tokenizer");
+  flags.AddChoice("input-format", &options.input_format, {"auto", "text", "u16", "u32", "npy"},
+                  "token files: the format (npy is recognised by its header, u16/u32 by the "
+                  "extension .u16/.u32)");
+  flags.AddString("index", &options.index,
+                  "token files: the Megatron .idx with the documents (default: FILE's .idx beside it)");
+  flags.AddSize("documents", &options.documents, "token files: how many documents to decode");
   absl::StatusOr<std::vector<std::string>> positional = flags.Parse(argc, argv, 2);
   if (!positional.ok()) {
     PrintError("inspect", positional.status());
@@ -299,6 +413,7 @@ int RunInspect(int argc, char** argv) {
   }
   head.resize(std::fread(head.data(), 1, head.size(), file));
   std::fclose(file);
+  if (options.input_format != "auto") return PrintTokenFile(path, options);
   for (const Inspector& inspector : kInspectors) {
     if (inspector.recognize(path, head)) return inspector.print(path, options);
   }

@@ -227,6 +227,70 @@ absl::Status WriteFileAtomically(const std::string& path,
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::unique_ptr<StreamingFile>> StreamingFile::Create(const std::string& path) {
+  std::unique_ptr<StreamingFile> file(new StreamingFile());
+  file->path_ = path;
+  if (path == "-") {
+    file->fd_ = ::dup(STDOUT_FILENO);
+    if (file->fd_ < 0) return ErrnoError("cannot write", "stdout", errno);
+    file->in_place_ = true;
+    return file;
+  }
+  struct stat existing;
+  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+    if (S_ISDIR(existing.st_mode)) {
+      return absl::InvalidArgumentError(StrCat("output '", path, "' is a directory; give a file name"));
+    }
+    file->fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (file->fd_ < 0) return ErrnoError("cannot open", path, errno);
+    file->in_place_ = true;
+    return file;
+  }
+  file->tmp_ = path + ".tmp.XXXXXX";
+  file->fd_ = ::mkstemp(file->tmp_.data());
+  if (file->fd_ < 0) return ErrnoError("cannot create a temporary file beside", path, errno);
+  if (::fchmod(file->fd_, 0644) != 0) return ErrnoError("cannot set permissions of", path, errno);
+  return file;
+}
+
+StreamingFile::~StreamingFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_ && !tmp_.empty()) ::unlink(tmp_.c_str());
+}
+
+absl::Status StreamingFile::Write(std::string_view bytes) {
+  const std::string_view pieces[] = {bytes};
+  if (int err = WriteAll(fd_, pieces); err != 0) return ErrnoError("cannot write", path_, err);
+  return absl::OkStatus();
+}
+
+absl::Status StreamingFile::WriteAt(uint64_t offset, std::string_view bytes) {
+  if (in_place_) return absl::FailedPreconditionError(StrCat("cannot rewrite the start of ", path_));
+  while (!bytes.empty()) {
+    ssize_t n = ::pwrite(fd_, bytes.data(), bytes.size(), static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("cannot write", path_, errno);
+    }
+    bytes.remove_prefix(static_cast<size_t>(n));
+    offset += static_cast<uint64_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StreamingFile::Commit() {
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) return ErrnoError("cannot close", path_, errno);
+  if (!tmp_.empty()) {
+    if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+      return ErrnoError("cannot rename the temporary file to", path_, errno);
+    }
+  }
+  committed_ = true;
+  return absl::OkStatus();
+}
+
 void RemoveStaleTemporaries(const std::string& path) {
   std::filesystem::path target(path);
   std::filesystem::path dir = target.parent_path().empty() ? "." : target.parent_path();

@@ -1,6 +1,7 @@
 // Small, checked file-system helpers. Every error names the path and the reason.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -54,6 +55,36 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view conte
 // The same with the contents given as consecutive pieces (written in order, never joined in
 // memory: a large body need not be copied next to its header).
 absl::Status WriteFileAtomically(const std::string& path, std::span<const std::string_view> pieces);
+
+// A file written as a stream and published whole: bytes go to PATH.tmp.XXXXXX beside PATH,
+// Commit() closes it and renames it over PATH; destroying the writer without Commit() (an
+// error, a stop) removes the temporary file, so PATH is never left half-written and an
+// existing PATH stays as it was. Not fsynced (a large output would wait for the disk): a
+// power loss may lose it, an interrupted run never leaves part of it. "-" writes to stdout,
+// and an existing path that is not a regular file (a device, a FIFO) is written in place;
+// neither can be taken back.
+class StreamingFile {
+ public:
+  static absl::StatusOr<std::unique_ptr<StreamingFile>> Create(const std::string& path);
+  ~StreamingFile();
+  StreamingFile(const StreamingFile&) = delete;
+  StreamingFile& operator=(const StreamingFile&) = delete;
+
+  absl::Status Write(std::string_view bytes);
+  // Overwrites bytes already written at `offset` (a header whose size is known at the end);
+  // only for a temporary (regular) file.
+  absl::Status WriteAt(uint64_t offset, std::string_view bytes);
+  bool seekable() const { return !in_place_; }
+  absl::Status Commit();
+  const std::string& path() const { return path_; }
+
+ private:
+  StreamingFile() = default;
+  std::string path_, tmp_;
+  int fd_ = -1;
+  bool in_place_ = false;
+  bool committed_ = false;
+};
 
 // A run killed (SIGKILL, power loss) while writing PATH atomically leaves its temporary file
 // PATH.tmp.XXXXXX behind; this removes such files. Call it before writing PATH again.

@@ -226,6 +226,9 @@ absl::Status CorpusCounter::Describe(Located problem) const {
                            {"text_field", "skip_bad_records"});
 }
 
+
+}  // namespace
+
 CutRule CutRuleFor(const InputFile& input, const CountCorpusOptions& options) {
   if (input.format == RecordFormat::kJsonLines || options.doc_mode == "line") {
     return CutRule(CutKind::kLine);
@@ -240,8 +243,6 @@ CutRule CutRuleFor(const InputFile& input, const CountCorpusOptions& options) {
   }
   return CutRule(CutKind::kBetweenWords);
 }
-
-}  // namespace
 
 int ThreadCount(int requested) {
   return requested > 0 ? requested : std::max(1, tbb::info::default_concurrency());

@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "common/option_fields.h"
 #include "common/progress_format.h"
+#include "corpus/cut_rule.h"
 #include "corpus/input_files.h"
 #include "count/counts_file.h"
 #include "count/word_counts.h"
@@ -124,6 +125,12 @@ absl::StatusOr<CorpusCounts> CountDocuments(const DocumentSource& source,
 absl::StatusOr<CorpusCounts> CountDocuments(
     const DocumentSource& source, CorpusPlan plan,
     const std::function<void(const DocumentBatch&)>& counted = nullptr);
+
+// Where the documents of `input` may be cut into batches (corpus/cut_rule.h) so that every
+// piece the pre-tokenizer makes is whole: JSON lines and line documents at line ends, whole
+// files between words, or never (a custom pattern, the metaspace prefix, no split, a special
+// token holding a space). Encoding a corpus cuts it the same way.
+CutRule CutRuleFor(const InputFile& input, const CountCorpusOptions& options);
 
 // The threads a `threads` option asks for: itself when positive, else all cores (at least 1).
 int ThreadCount(int requested);

@@ -9,8 +9,11 @@
 
 namespace tokenmill {
 
-CountProgress::CountProgress(ProgressFormat format, uint64_t total_disk_bytes)
-    : format_(ResolveProgressFormat(format)), total_(total_disk_bytes), start_(std::chrono::steady_clock::now()) {
+CountProgress::CountProgress(ProgressFormat format, uint64_t total_disk_bytes, Stage stage)
+    : format_(ResolveProgressFormat(format)),
+      total_(total_disk_bytes),
+      stage_(stage),
+      start_(std::chrono::steady_clock::now()) {
   if (format_ != ProgressFormat::kNone) reporter_ = std::thread([this] { Run(); });
 }
 
@@ -57,7 +60,14 @@ void CountProgress::Print(bool final, uint64_t unique) {
     eta = seconds * static_cast<double>(total_ - bytes) / static_cast<double>(bytes);
   }
   std::string line;
-  if (format_ == ProgressFormat::kJson) {
+  const bool encoding = stage_ == Stage::kEncode;
+  if (format_ == ProgressFormat::kJson && encoding) {
+    line = absl::StrFormat(
+        "{\"stage\":\"encode\",\"final\":%s,\"seconds\":%.2f,\"bytes_read\":%u,\"bytes_total\":%u,"
+        "\"mb_per_s\":%.1f,\"documents\":%u,\"tokens\":%u%s}\n",
+        final ? "true" : "false", seconds, bytes, total_, mb_per_s, documents, unique,
+        eta >= 0 ? absl::StrFormat(",\"eta_seconds\":%.1f", eta) : std::string());
+  } else if (format_ == ProgressFormat::kJson) {
     line = absl::StrFormat(
         "{\"stage\":\"count\",\"final\":%s,\"seconds\":%.2f,\"bytes_read\":%u,\"bytes_total\":%u,"
         "\"mb_per_s\":%.1f,\"documents\":%u,\"unique_words\":%u%s}\n",
@@ -68,10 +78,16 @@ void CountProgress::Print(bool final, uint64_t unique) {
         total_ > 0 ? absl::StrFormat(" / %.1f MB (%3.0f%%)", static_cast<double>(total_) / 1e6,
                                      100.0 * static_cast<double>(bytes) / static_cast<double>(total_))
                    : std::string();
-    line = absl::StrFormat("\rcounting: %.1f MB%s, %.1f MB/s, %u documents, %s%u unique words%s\033[K",
-                           static_cast<double>(bytes) / 1e6, of_total, mb_per_s, documents,
-                           final ? "" : "<= ", unique,
-                           eta >= 0 ? absl::StrFormat(", ETA %.0f s", eta) : std::string());
+    const std::string eta_text = eta >= 0 ? absl::StrFormat(", ETA %.0f s", eta) : std::string();
+    if (encoding) {
+      line = absl::StrFormat("\rencoding: %.1f MB%s, %.1f MB/s, %u documents, %u tokens%s\033[K",
+                             static_cast<double>(bytes) / 1e6, of_total, mb_per_s, documents,
+                             unique, eta_text);
+    } else {
+      line = absl::StrFormat("\rcounting: %.1f MB%s, %.1f MB/s, %u documents, %s%u unique words%s\033[K",
+                             static_cast<double>(bytes) / 1e6, of_total, mb_per_s, documents,
+                             final ? "" : "<= ", unique, eta_text);
+    }
   }
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);

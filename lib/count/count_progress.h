@@ -21,7 +21,10 @@ namespace tokenmill {
 
 class CountProgress {
  public:
-  CountProgress(ProgressFormat format, uint64_t total_disk_bytes);
+  // kEncode: the same report for encoding a corpus (encode_corpus.h), its third number the
+  // tokens written instead of the unique words.
+  enum class Stage { kCount, kEncode };
+  CountProgress(ProgressFormat format, uint64_t total_disk_bytes, Stage stage = Stage::kCount);
   ~CountProgress();  // stops the reporter (without a final line unless Finish was called)
   CountProgress(const CountProgress&) = delete;
   CountProgress& operator=(const CountProgress&) = delete;
@@ -41,6 +44,7 @@ class CountProgress {
 
   ProgressFormat format_;
   uint64_t total_;
+  Stage stage_;
   std::chrono::steady_clock::time_point start_;
   std::atomic<uint64_t> disk_bytes_{0};
   std::atomic<uint64_t> documents_{0};

@@ -1,0 +1,342 @@
+#include "tokens/encode_corpus.h"
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/global_control.h>
+#include <tbb/parallel_pipeline.h>
+#include <tbb/task_arena.h>
+
+#include <atomic>
+#include <memory>
+
+#include "common/option_error.h"
+#include "common/status_macros.h"
+#include "common/strings.h"
+#include "corpus/batch_reader.h"
+#include "corpus/json_text.h"
+#include "count/count_corpus.h"
+#include "count/count_progress.h"
+
+namespace tokenmill {
+namespace {
+
+// One batch's share of the output, made by a worker, written in order.
+struct Chunk {
+  BatchReader::Ticket ticket;
+  size_t input = 0;
+  uint64_t disk_bytes = 0;
+  bool starts_document = true;  // doc_mode file: false for a file's later batches
+  std::string bytes;            // the ids as the format stores them
+  uint64_t ids = 0;
+  std::vector<uint64_t> doc_tokens;  // complete documents' token counts (not doc_mode file)
+  uint64_t documents = 0, text_bytes = 0, skipped = 0;
+  std::string first_skipped;  // the first bad record skipped, at skipped_offset (line)
+  uint64_t skipped_offset = 0, skipped_line = 0;
+  // The first problem: `status` (a read error, already located) or `detail` at `offset` (a
+  // text the encoder refused, a bad record), located by the writer.
+  absl::Status status;
+  bool failed = false;
+  uint64_t offset = 0, line = 0;
+  std::string detail;
+  bool json = false;
+};
+
+struct Scratch {
+  Batch batch;
+  std::vector<TokenId> ids;
+  std::unique_ptr<JsonTextExtractor> json;
+  std::vector<uint64_t> id_counts;
+};
+
+}  // namespace
+
+absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
+                                                const EncodeCorpusOptions& options,
+                                                const std::function<bool()>& stop_requested) {
+  const Model& model = encoder.model();
+  const size_t id_bound = model.token_bytes().size();
+  TM_RETURN_IF_ERROR(CheckTokenFileFormat(options.format, id_bound, !options.index.empty()));
+  if (options.eot && *options.eot >= id_bound) {
+    return OptionError(StrCat("`eot` id ", *options.eot, " is no token of this vocabulary (ids below ",
+                              id_bound, ")"),
+                       {"eot"});
+  }
+  // The corpus, planned as for counting with the model's own text settings (the cut rules
+  // follow its pre-tokenizer and special tokens).
+  CountCorpusOptions corpus;
+  corpus.inputs = options.inputs;
+  corpus.doc_mode = options.doc_mode;
+  corpus.text_field = options.text_field;
+  corpus.input_format = options.input_format;
+  corpus.include = options.include;
+  corpus.exclude = options.exclude;
+  corpus.skip_bad_records = options.skip_bad_records;
+  corpus.pretokenizer = model.pre_tokenizer();
+  for (const SpecialToken& s : model.special_tokens()) corpus.special_tokens.push_back(s.content);
+  TM_ASSIGN_OR_RETURN(CorpusPlan plan, PlanCorpus(corpus));
+  if (!plan.counts_files.empty()) {
+    return absl::InvalidArgumentError(StrCat("'", plan.counts_files[0],
+                                             "' is a word-count file, which holds no text to encode"));
+  }
+  if (!options.output.empty() && options.output != "-") RemoveStaleTemporaries(options.output);
+  TM_ASSIGN_OR_RETURN(TokenFileWriter writer,
+                      TokenFileWriter::Create(options.output.empty() ? "-" : options.output,
+                                              options.format, id_bound));
+  std::optional<MegatronIndexWriter> index;
+  if (!options.index.empty()) {
+    TM_RETURN_IF_ERROR(CheckWritableOutput(options.index));
+    index.emplace(options.index, options.format, id_bound);
+  }
+
+  const int threads = ThreadCount(options.threads);
+  tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
+                                  static_cast<size_t>(threads));
+  std::vector<CutRule> rules;
+  for (const InputFile& input : plan.inputs) rules.push_back(CutRuleFor(input, corpus));
+  BatchReaderOptions reader_options;
+  reader_options.shard_bytes = options.shard_bytes;
+  reader_options.batch_bytes = options.batch_bytes;
+  reader_options.padding = kJsonPadding;
+  reader_options.max_open_streams = static_cast<size_t>(threads);
+  BatchReader reader(plan.inputs, std::move(rules), reader_options);
+  const bool file_mode = options.doc_mode == "file";
+  const TokenFileFormat format = options.format;
+  std::vector<TokenId> eot_ids;
+  if (options.eot) eot_ids.push_back(*options.eot);
+
+  tbb::enumerable_thread_specific<Scratch> scratch([&] {
+    Scratch s;
+    if (options.stats) s.id_counts.assign(id_bound, 0);
+    return s;
+  });
+  // Encodes one document (or, doc_mode file, a batch of one) into the chunk; false on a
+  // refusal (recorded in the chunk).
+  auto encode = [&](Scratch& s, Chunk& chunk, std::string_view text, uint64_t offset,
+                    uint64_t line, bool whole_document) {
+    s.ids.clear();
+    absl::Status status = encoder.EncodeTo(text, options.specials, s.ids);
+    if (!status.ok()) {
+      chunk.failed = true;
+      chunk.offset = offset;
+      chunk.line = line;
+      chunk.detail = std::string(status.message());
+      return false;
+    }
+    if (whole_document) s.ids.insert(s.ids.end(), eot_ids.begin(), eot_ids.end());
+    if (options.stats) {
+      for (TokenId id : s.ids) ++s.id_counts[id];
+    }
+    chunk.ids += s.ids.size();
+    if (format == TokenFileFormat::kText && !whole_document) {
+      // A piece of a file's document: ids only; the writer joins pieces and ends the line.
+      for (size_t i = 0; i < s.ids.size(); ++i) {
+        if (i > 0) chunk.bytes.push_back(' ');
+        StrAppend(&chunk.bytes, s.ids[i]);
+      }
+    } else {
+      AppendIdBytes(format, id_bound, s.ids, chunk.bytes);
+    }
+    if (whole_document) chunk.doc_tokens.push_back(s.ids.size());
+    return true;
+  };
+  auto process = [&](std::unique_ptr<Chunk> chunk) {
+    Scratch& s = scratch.local();
+    Batch& batch = s.batch;
+    absl::Status read = reader.Fill(chunk->ticket, &batch);
+    chunk->input = batch.input;
+    chunk->disk_bytes = batch.disk_bytes;
+    if (!read.ok()) {
+      chunk->status = read;
+      chunk->failed = true;
+      return chunk;
+    }
+    const std::string_view text = batch.text();
+    const InputFile& input = reader.inputs()[batch.input];
+    chunk->json = input.format == RecordFormat::kJsonLines;
+    uint64_t line = batch.first_line;
+    if (chunk->json) {
+      if (s.json == nullptr) s.json = std::make_unique<JsonTextExtractor>(options.text_field);
+      for (size_t start = 0; start < text.size();) {
+        const size_t newline = text.find('\n', start);
+        const size_t end = newline == std::string_view::npos ? text.size() : newline + 1;
+        const std::string_view record = text.substr(start, end - start);
+        if (!IsBlankLine(record)) {
+          std::string_view document;
+          JsonTextExtractor::Problem problem;
+          std::string detail;
+          if (s.json->Extract(record, &document, &problem, &detail)) {
+            ++chunk->documents;
+            chunk->text_bytes += document.size();
+            if (!encode(s, *chunk, document, batch.offset + start, line, true)) return chunk;
+          } else if (options.skip_bad_records) {
+            if (++chunk->skipped == 1) {
+              chunk->first_skipped = detail;
+              chunk->skipped_offset = batch.offset + start;
+              chunk->skipped_line = line;
+            }
+          } else {
+            chunk->failed = true;
+            chunk->offset = batch.offset + start;
+            chunk->line = line;
+            chunk->detail = StrCat(detail, " (`skip_bad_records` skips such records)");
+            return chunk;
+          }
+        }
+        if (line != 0) ++line;
+        start = end;
+      }
+      return chunk;
+    }
+    chunk->text_bytes = text.size();
+    if (file_mode) {
+      chunk->starts_document = batch.offset == 0;
+      if (chunk->starts_document) chunk->documents = 1;
+      encode(s, *chunk, text, batch.offset, line, false);
+      return chunk;
+    }
+    for (size_t start = 0; start < text.size();) {
+      const size_t newline = text.find('\n', start);
+      const size_t end = newline == std::string_view::npos ? text.size() : newline + 1;
+      ++chunk->documents;
+      if (!encode(s, *chunk, text.substr(start, end - start), batch.offset + start, line, true)) {
+        return chunk;
+      }
+      if (line != 0) ++line;
+      start = end;
+    }
+    return chunk;
+  };
+
+  EncodeCorpusResult result;
+  CountProgress progress(options.progress, reader.total_disk_bytes(), CountProgress::Stage::kEncode);
+  absl::Status failure;
+  std::atomic<bool> stop{false};
+  std::atomic<bool> stopped{false};
+  // doc_mode file: the document being written (a file's batches in order).
+  bool doc_open = false, doc_has_ids = false;
+  uint64_t doc_tokens = 0;
+  std::string tail;
+  auto close_document = [&]() -> absl::Status {
+    if (!doc_open) return absl::OkStatus();
+    tail.clear();
+    if (format == TokenFileFormat::kText) {
+      for (TokenId id : eot_ids) {
+        if (doc_has_ids) tail.push_back(' ');
+        StrAppend(&tail, id);
+        doc_has_ids = true;
+      }
+      tail.push_back('\n');
+    } else {
+      AppendIdBytes(format, id_bound, eot_ids, tail);
+    }
+    if (options.stats) {
+      for (TokenId id : eot_ids) ++scratch.local().id_counts[id];
+    }
+    doc_tokens += eot_ids.size();
+    result.tokens += eot_ids.size();
+    if (index) index->AddDocument(doc_tokens);
+    doc_open = false;
+    return writer.Write(tail, eot_ids.size());
+  };
+  auto write = [&](std::unique_ptr<Chunk> chunk) {
+    if (!failure.ok() || stopped.load()) return;
+    if (file_mode && !chunk->json && chunk->starts_document) {
+      if (absl::Status s = close_document(); !s.ok()) failure = s;
+      doc_open = true;
+      doc_has_ids = false;
+      doc_tokens = 0;
+    }
+    if (failure.ok() && !chunk->bytes.empty()) {
+      if (file_mode && !chunk->json && format == TokenFileFormat::kText && doc_has_ids) {
+        failure = writer.Write(" ", 0);
+      }
+      if (failure.ok()) failure = writer.Write(chunk->bytes, chunk->ids);
+      if (chunk->ids > 0) doc_has_ids = true;
+    }
+    doc_tokens += chunk->ids;
+    result.tokens += chunk->ids;
+    result.documents += chunk->documents;
+    result.bytes += chunk->text_bytes;
+    if (chunk->skipped > 0 && result.skipped_records == 0) {
+      const std::string& path = reader.inputs()[chunk->input].path;
+      uint64_t line = chunk->skipped_line;
+      if (line == 0) {
+        absl::StatusOr<uint64_t> found = reader.LineNumberAt(chunk->input, chunk->skipped_offset);
+        if (found.ok()) line = *found;
+      }
+      result.first_skipped = StrCat(path == "-" ? "stdin" : path, ":", line, ": ", chunk->first_skipped);
+    }
+    result.skipped_records += chunk->skipped;
+    if (index) {
+      for (uint64_t n : chunk->doc_tokens) index->AddDocument(n);
+    }
+    progress.AddBatch(chunk->disk_bytes, chunk->documents, static_cast<int64_t>(chunk->ids));
+    if (chunk->failed && failure.ok()) {
+      if (!chunk->status.ok()) {
+        failure = chunk->status;
+      } else {
+        const std::string& path = reader.inputs()[chunk->input].path;
+        uint64_t line = chunk->line;
+        if (line == 0) {
+          absl::StatusOr<uint64_t> found = reader.LineNumberAt(chunk->input, chunk->offset);
+          if (found.ok()) line = *found;
+        }
+        std::string where = line != 0 ? StrCat(path, ":", line)
+                                      : StrCat(path, " at byte ", chunk->offset);
+        failure = chunk->json ? MentioningOptions(absl::InvalidArgumentError(StrCat(where, ": ", chunk->detail)),
+                                                  {"text_field", "skip_bad_records"})
+                              : absl::InvalidArgumentError(StrCat(where, ": ", chunk->detail));
+      }
+    }
+    if (!failure.ok()) stop = true;
+  };
+
+  tbb::task_arena arena(threads);
+  arena.execute([&] {
+    tbb::parallel_pipeline(
+        static_cast<size_t>(threads) * 2,
+        tbb::make_filter<void, std::unique_ptr<Chunk>>(
+            tbb::filter_mode::serial_in_order,
+            [&](tbb::flow_control& control) -> std::unique_ptr<Chunk> {
+              auto chunk = std::make_unique<Chunk>();
+              if (stop.load(std::memory_order_relaxed)) {
+                control.stop();
+                return chunk;
+              }
+              if (stop_requested && stop_requested()) {
+                stopped = true;
+                stop = true;
+                control.stop();
+                return chunk;
+              }
+              if (!reader.NextTicket(&chunk->ticket)) control.stop();
+              return chunk;
+            }) &
+            tbb::make_filter<std::unique_ptr<Chunk>, std::unique_ptr<Chunk>>(
+                tbb::filter_mode::parallel,
+                [&](std::unique_ptr<Chunk> chunk) {
+                  if (stop.load(std::memory_order_relaxed)) {
+                    reader.Abandon(chunk->ticket);
+                    return chunk;
+                  }
+                  return process(std::move(chunk));
+                }) &
+            tbb::make_filter<std::unique_ptr<Chunk>, void>(
+                tbb::filter_mode::serial_in_order,
+                [&](std::unique_ptr<Chunk> chunk) { write(std::move(chunk)); }));
+  });
+  if (failure.ok() && !stopped.load() && file_mode) failure = close_document();
+  if (!failure.ok()) return failure;
+  if (stopped.load()) return absl::CancelledError("stopped before the corpus was encoded; nothing was written");
+  progress.Finish(result.tokens);
+  TM_RETURN_IF_ERROR(writer.Commit());
+  if (index) TM_RETURN_IF_ERROR(index->Commit());
+  if (options.stats) {
+    result.id_counts.assign(id_bound, 0);
+    for (const Scratch& s : scratch) {
+      for (size_t i = 0; i < id_bound; ++i) result.id_counts[i] += s.id_counts[i];
+    }
+  }
+  return result;
+}
+
+}  // namespace tokenmill

@@ -1,0 +1,72 @@
+// Encoding a whole corpus into a token file (token_file.h): what `tokenmill encode` runs.
+//
+// The corpus is read as training reads it (count/count_corpus.h: files, folders, globs,
+// .zst/.gz, stdin; documents are lines with their '\n', whole files, or JSON-lines records'
+// text_field) by the sharded reader (corpus/batch_reader.h), cut where the model's
+// pre-tokenizer cuts anyway (CutRuleFor), so that a batch's ids are exactly the ids of its
+// text within its document. Threads encode batches; a serial, in-order stage writes them
+// (oneTBB's parallel_pipeline: at most two batches per thread in flight, so memory is bounded
+// whatever the corpus size), so the file is the same for any thread count.
+//
+// Contract:
+//  - Documents are written in input order; `eot` (when set) follows each document; with
+//    `index`, each document's token count (EOT included) goes to a Megatron .idx.
+//  - Nothing is left half-written: the token file and the index appear (renamed into place)
+//    only when everything was encoded; an error or a stop removes what was written (stdout and
+//    devices excepted).
+//  - Errors say what and where: an input that cannot be read or decompressed, a text the
+//    encoder refuses (a special token with `specials` disallowed, a byte the vocabulary cannot
+//    encode) as FILE:LINE, a bad JSON record (unless `skip_bad_records`), a format the
+//    vocabulary does not fit (u16 over 65,536 ids), an `eot` that is no token.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/progress_format.h"
+#include "model/encoder.h"
+#include "tokens/token_file.h"
+
+namespace tokenmill {
+
+struct EncodeCorpusOptions {
+  // What is read, as for counting (CountCorpusOptions' fields of the same names).
+  std::vector<std::string> inputs;  // files, folders, globs; "-" is stdin
+  std::string doc_mode = "line";    // line | file
+  std::string text_field = "text";
+  std::string input_format = "auto";
+  std::vector<std::string> include, exclude;
+  bool skip_bad_records = false;
+  size_t shard_bytes = size_t{4} << 20;
+  size_t batch_bytes = size_t{2} << 20;
+  // What is written.
+  std::string output = "-";  // "-": stdout
+  TokenFileFormat format = TokenFileFormat::kText;
+  std::string index;          // Megatron .idx path, or ""
+  std::optional<TokenId> eot;  // appended after each document
+  SpecialPolicy specials = SpecialPolicy::kAllow;
+  int threads = 0;  // 0: all cores
+  ProgressFormat progress = ProgressFormat::kNone;
+  bool stats = false;  // count every id (EncodeCorpusResult::id_counts)
+};
+
+struct EncodeCorpusResult {
+  uint64_t documents = 0;
+  uint64_t bytes = 0;   // text bytes encoded (JSON lines: the text fields')
+  uint64_t tokens = 0;  // ids written, EOTs included
+  uint64_t skipped_records = 0;
+  std::string first_skipped;       // "file:line: what"
+  std::vector<uint64_t> id_counts;  // with stats: how often each id was written
+};
+
+// Encodes the corpus; `stop_requested` (may be null) is polled before each batch: true stops
+// the run, which then returns a Cancelled error and leaves no output.
+absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
+                                                const EncodeCorpusOptions& options,
+                                                const std::function<bool()>& stop_requested = {});
+
+}  // namespace tokenmill

@@ -1,0 +1,286 @@
+#include "tokens/token_file.h"
+
+#include <bit>
+#include <cstring>
+
+#include "common/binary_io.h"
+#include "common/option_error.h"
+#include "common/status_macros.h"
+#include "common/strings.h"
+#include "model/id_text.h"
+
+namespace tokenmill {
+namespace {
+
+constexpr char kNpyMagic[] = "\x93NUMPY";
+constexpr size_t kNpyHeaderBytes = 128;  // magic, version, length, dict, padding, '\n'
+constexpr char kIndexMagic[] = "MMIDIDX\0\0";
+
+// NumPy's format 1.0 header for a 1-D array of `count` elements of `descr`, padded with
+// spaces to kNpyHeaderBytes.
+std::string NpyHeader(std::string_view descr, uint64_t count) {
+  std::string dict = StrCat("{'descr': '", descr, "', 'fortran_order': False, 'shape': (", count, ",), }");
+  std::string header(kNpyMagic, 6);
+  header.push_back('\x01');
+  header.push_back('\x00');
+  const size_t length = kNpyHeaderBytes - 10;
+  header.push_back(static_cast<char>(length & 0xff));
+  header.push_back(static_cast<char>(length >> 8));
+  header += dict;
+  header.resize(kNpyHeaderBytes - 1, ' ');
+  header.push_back('\n');
+  return header;
+}
+
+std::string_view NpyDescr(size_t id_bound) { return id_bound <= 65536 ? "<u2" : "<u4"; }
+
+void PutLe(std::string& out, uint64_t value, size_t bytes) {
+  for (size_t i = 0; i < bytes; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+}
+
+uint64_t GetLe(const char* p, size_t bytes) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < bytes; ++i) v |= uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
+  return v;
+}
+
+}  // namespace
+
+std::string_view TokenFileFormatName(TokenFileFormat format) {
+  switch (format) {
+    case TokenFileFormat::kText: return "text";
+    case TokenFileFormat::kU16: return "u16";
+    case TokenFileFormat::kU32: return "u32";
+    case TokenFileFormat::kNpy: return "npy";
+  }
+  return "?";
+}
+
+absl::StatusOr<TokenFileFormat> ParseTokenFileFormat(std::string_view name) {
+  for (TokenFileFormat f : {TokenFileFormat::kText, TokenFileFormat::kU16, TokenFileFormat::kU32,
+                            TokenFileFormat::kNpy}) {
+    if (TokenFileFormatName(f) == name) return f;
+  }
+  return absl::InvalidArgumentError(StrCat("'", name, "' is not a token file format (text, u16, u32, npy)"));
+}
+
+size_t IdWidth(TokenFileFormat format, size_t id_bound) {
+  switch (format) {
+    case TokenFileFormat::kText: return 0;
+    case TokenFileFormat::kU16: return 2;
+    case TokenFileFormat::kU32: return 4;
+    case TokenFileFormat::kNpy: return id_bound <= 65536 ? 2 : 4;
+  }
+  return 4;
+}
+
+absl::Status CheckTokenFileFormat(TokenFileFormat format, size_t id_bound, bool with_index) {
+  if (format == TokenFileFormat::kU16 && id_bound > 65536) {
+    return OptionError(StrCat("u16 holds ids below 65,536; this vocabulary has ids up to ",
+                              id_bound - 1, " (", id_bound, " ids): write u32 or npy"),
+                       {});
+  }
+  if (with_index && format != TokenFileFormat::kU16 && format != TokenFileFormat::kU32) {
+    return OptionError(StrCat("an index (Megatron's .idx) goes with a raw token file, u16 or "
+                              "u32, not ",
+                              TokenFileFormatName(format)),
+                       {});
+  }
+  return absl::OkStatus();
+}
+
+void AppendIdBytes(TokenFileFormat format, size_t id_bound, std::span<const TokenId> ids,
+                   std::string& out) {
+  const size_t width = IdWidth(format, id_bound);
+  if (width == 0) {
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (i > 0) out.push_back(' ');
+      StrAppend(&out, ids[i]);
+    }
+    out.push_back('\n');
+    return;
+  }
+  const size_t at = out.size();
+  out.resize(at + width * ids.size());
+  char* p = out.data() + at;
+  if (width == 2) {
+    for (TokenId id : ids) {
+      p[0] = static_cast<char>(id & 0xff);
+      p[1] = static_cast<char>((id >> 8) & 0xff);
+      p += 2;
+    }
+  } else {
+    // x86 and every platform Debian builds this for are little-endian.
+    static_assert(std::endian::native == std::endian::little);
+    std::memcpy(p, ids.data(), 4 * ids.size());
+  }
+}
+
+absl::StatusOr<TokenFileWriter> TokenFileWriter::Create(const std::string& path,
+                                                        TokenFileFormat format, size_t id_bound) {
+  TokenFileWriter w;
+  w.format_ = format;
+  w.id_bound_ = id_bound;
+  TM_ASSIGN_OR_RETURN(w.file_, StreamingFile::Create(path));
+  if (format == TokenFileFormat::kNpy) {
+    if (!w.file_->seekable()) {
+      return absl::InvalidArgumentError(StrCat(
+          "an npy file's header is completed at the end: '", path,
+          "' must be a regular file (not stdout or a pipe); write u16 or u32 there"));
+    }
+    TM_RETURN_IF_ERROR(w.file_->Write(NpyHeader(NpyDescr(id_bound), 0)));
+  }
+  return w;
+}
+
+absl::Status TokenFileWriter::Write(std::string_view bytes, uint64_t ids) {
+  ids_ += ids;
+  return file_->Write(bytes);
+}
+
+absl::Status TokenFileWriter::Commit() {
+  if (format_ == TokenFileFormat::kNpy) {
+    TM_RETURN_IF_ERROR(file_->WriteAt(0, NpyHeader(NpyDescr(id_bound_), ids_)));
+  }
+  return file_->Commit();
+}
+
+absl::Status MegatronIndexWriter::Commit() const {
+  std::string out(kIndexMagic, 9);
+  PutLe(out, 1, 8);
+  out.push_back(static_cast<char>(width_ == 2 ? 8 : 4));
+  PutLe(out, sizes_.size(), 8);
+  PutLe(out, sizes_.size() + 1, 8);
+  for (uint64_t s : sizes_) {
+    if (s > INT32_MAX) {
+      return absl::InvalidArgumentError(StrCat(
+          "a document of ", s, " tokens does not fit Megatron's index (int32 sizes)"));
+    }
+    PutLe(out, s, 4);
+  }
+  uint64_t offset = 0;
+  for (uint64_t s : sizes_) {
+    PutLe(out, offset, 8);
+    offset += s * width_;
+  }
+  for (uint64_t d = 0; d <= sizes_.size(); ++d) PutLe(out, d, 8);
+  return WriteFileAtomically(path_, out);
+}
+
+absl::StatusOr<TokenFileFormat> DetectTokenFileFormat(const std::string& path,
+                                                      std::optional<TokenFileFormat> given) {
+  if (given) return *given;
+  if (path != "-") {
+    TM_ASSIGN_OR_RETURN(SharedBytes bytes, MapFile(path));
+    if (bytes.view().starts_with(std::string_view(kNpyMagic, 6))) return TokenFileFormat::kNpy;
+  }
+  if (path.ends_with(".u16")) return TokenFileFormat::kU16;
+  if (path.ends_with(".u32")) return TokenFileFormat::kU32;
+  if (path.ends_with(".txt")) return TokenFileFormat::kText;
+  return absl::InvalidArgumentError(StrCat(
+      "cannot tell the format of token file '", path,
+      "' (no .npy header, no .u16/.u32/.txt extension): give --input-format u16|u32|text|npy"));
+}
+
+absl::StatusOr<TokenFileContents> ReadTokenFile(const std::string& path, TokenFileFormat format) {
+  TM_ASSIGN_OR_RETURN(std::string data, ReadFile(path));
+  TokenFileContents out;
+  out.format = format;
+  std::string_view body = data;
+  size_t width = format == TokenFileFormat::kU16 ? 2 : 4;
+  if (format == TokenFileFormat::kText) {
+    size_t line = 0;
+    for (size_t start = 0; start < body.size();) {
+      size_t end = body.find('\n', start);
+      if (end == std::string_view::npos) end = body.size();
+      ++line;
+      absl::Status s = ParseIdLine(body.substr(start, end - start), &out.ids);
+      if (!s.ok()) return absl::InvalidArgumentError(StrCat(path, ":", line, ": ", s.message()));
+      out.line_ends.push_back(out.ids.size());
+      start = end + 1;
+    }
+    return out;
+  }
+  if (format == TokenFileFormat::kNpy) {
+    if (body.size() < 10 || !body.starts_with(std::string_view(kNpyMagic, 6))) {
+      return absl::InvalidArgumentError(StrCat(path, ": not an .npy file (no \\x93NUMPY magic)"));
+    }
+    const int major = static_cast<unsigned char>(body[6]);
+    size_t header_len, prefix;
+    if (major == 1) {
+      header_len = GetLe(body.data() + 8, 2), prefix = 10;
+    } else if (major == 2 || major == 3) {
+      if (body.size() < 12) return absl::InvalidArgumentError(StrCat(path, ": truncated .npy header"));
+      header_len = GetLe(body.data() + 8, 4), prefix = 12;
+    } else {
+      return absl::InvalidArgumentError(StrCat(path, ": .npy format version ", major, " is not known"));
+    }
+    if (body.size() < prefix + header_len) {
+      return absl::InvalidArgumentError(StrCat(path, ": truncated .npy header"));
+    }
+    const std::string_view dict = body.substr(prefix, header_len);
+    if (dict.find("'<u2'") != std::string_view::npos) {
+      width = 2;
+    } else if (dict.find("'<u4'") != std::string_view::npos) {
+      width = 4;
+    } else {
+      return absl::InvalidArgumentError(StrCat(path, ": the array is not of '<u2' or '<u4' ids: ", dict));
+    }
+    if (dict.find("'fortran_order': False") == std::string_view::npos) {
+      return absl::InvalidArgumentError(StrCat(path, ": a Fortran-ordered array is not a token file"));
+    }
+    const size_t shape = dict.find("'shape': (");
+    if (shape == std::string_view::npos) return absl::InvalidArgumentError(StrCat(path, ": no shape"));
+    std::string_view rest = dict.substr(shape + 10);
+    const size_t close = rest.find(')');
+    std::string_view dims = rest.substr(0, close);
+    if (dims.find(',') != dims.rfind(',') ||
+        (dims.find(',') != std::string_view::npos && dims.find(',') + 1 != dims.size() &&
+         dims.substr(dims.find(',') + 1).find_first_not_of(' ') != std::string_view::npos)) {
+      return absl::InvalidArgumentError(StrCat(path, ": not a 1-D array: (", dims, ")"));
+    }
+    uint64_t count = 0;
+    if (!ParseInt(dims.substr(0, dims.find(',')), &count)) {
+      return absl::InvalidArgumentError(StrCat(path, ": bad shape (", dims, ")"));
+    }
+    body.remove_prefix(prefix + header_len);
+    if (body.size() != count * width) {
+      return absl::InvalidArgumentError(StrCat(path, ": the header says ", count, " ids, the file holds ",
+                                               body.size(), " bytes of them"));
+    }
+  }
+  if (body.size() % width != 0) {
+    return absl::InvalidArgumentError(StrCat(path, ": ", body.size(), " bytes are not a whole number of ",
+                                             width, "-byte ids (is it ", width == 2 ? "u32" : "u16", "?)"));
+  }
+  out.ids.resize(body.size() / width);
+  for (size_t i = 0; i < out.ids.size(); ++i) {
+    out.ids[i] = static_cast<TokenId>(GetLe(body.data() + i * width, width));
+  }
+  return out;
+}
+
+absl::StatusOr<MegatronIndex> ReadMegatronIndex(const std::string& path) {
+  TM_ASSIGN_OR_RETURN(std::string data, ReadFile(path));
+  MegatronIndex index;
+  if (data.size() < 34 || std::string_view(data).substr(0, 9) != std::string_view(kIndexMagic, 9)) {
+    return absl::InvalidArgumentError(StrCat(path, ": not a Megatron index (no MMIDIDX header)"));
+  }
+  const char* p = data.data() + 9;
+  if (GetLe(p, 8) != 1) return absl::InvalidArgumentError(StrCat(path, ": index version is not 1"));
+  index.dtype_code = static_cast<uint8_t>(p[8]);
+  const uint64_t n = GetLe(p + 9, 8), docs = GetLe(p + 17, 8);
+  const size_t need = 34 + n * 4 + n * 8 + docs * 8;
+  if (data.size() != need) {
+    return absl::InvalidArgumentError(StrCat(path, ": ", data.size(), " bytes, its header says ", need));
+  }
+  const char* q = data.data() + 34;
+  for (uint64_t i = 0; i < n; ++i) index.sizes.push_back(static_cast<int32_t>(GetLe(q + 4 * i, 4)));
+  q += 4 * n;
+  for (uint64_t i = 0; i < n; ++i) index.pointers.push_back(static_cast<int64_t>(GetLe(q + 8 * i, 8)));
+  q += 8 * n;
+  for (uint64_t i = 0; i < docs; ++i) index.doc_idx.push_back(static_cast<int64_t>(GetLe(q + 8 * i, 8)));
+  return index;
+}
+
+}  // namespace tokenmill
