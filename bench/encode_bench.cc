@@ -151,6 +151,8 @@ BENCHMARK(BM_EncodeWhole)->Apply(CorpusEncodingArgs)->Unit(benchmark::kMilliseco
 BENCHMARK(BM_SplitOnlyPcre2Jit)->Apply(CorpusEncodingArgs)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_EncodeBatch)
     ->Args({0, 0, 1})->Args({0, 0, 2})->Args({1, 0, 1})->Args({1, 0, 2})
+    // scripts/encode_bench.sh's in-process figures: o200k, and linux_c_100m (corpus 3)
+    ->Args({0, 1, 2})->Args({1, 1, 2})->Args({3, 0, 2})->Args({3, 1, 2})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_EncodeWholeTrained)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -13,6 +13,7 @@ PACKAGES=(
   # The Python package (python/): built with pybind11 for Debian's Python 3.11, installed by
   # pip with Debian's setuptools, tested with pytest.
   python3 python3-dev pybind11-dev python3-pytest python3-setuptools python3-pip python3-wheel
+  python3-numpy  # reads the .npy token files of `tokenmill encode` in the tests (an independent reader)
 )
 
 missing=()

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Corpus encoding benchmarks (issue 24), every tool in the same run, alternating, on a quiet
+# machine. For each corpus and each of OpenAI's vocabularies (cl100k_base, o200k_base):
+#  - `tokenmill encode --output-format u32 --output F` with --threads 2 and --threads 1: wall time
+#    of the whole process (start to file closed and renamed; /usr/bin/time), median of RUNS;
+#  - the in-process encoder on the same lines, 2 threads, no I/O: tokenmill_bench's
+#    BM_EncodeBatch (Encoder::EncodeBatch over the corpus's lines held in memory), median of RUNS
+#    repetitions;
+#  - the peers on the same lines and vocabulary: npm tiktoken's encode per line and Hugging
+#    Face's encodeBatch (npm tokenizers, on tokenmill's tokenizer.json of the vocabulary), their
+#    encode calls alone (scripts/peer_encode_batch.cjs: their best case), median of PEER_RUNS.
+#
+#   scripts/encode_bench.sh [--runs N] [--peer-runs N] [CORPUS...]  (default linux_docs linux_c_100m poetry)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+tm="$root/build/tokenmill"
+bench="$root/build/tokenmill_bench"
+runs=3
+peer_runs=1
+corpora=()
+while (($# > 0)); do
+  case "$1" in
+    --runs) runs=$2; shift 2 ;;
+    --peer-runs) peer_runs=$2; shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -*) echo "encode_bench.sh: unknown flag $1" >&2; exit 2 ;;
+    *) corpora+=("$1"); shift ;;
+  esac
+done
+((${#corpora[@]} > 0)) || corpora=(linux_docs linux_c_100m poetry)
+vocab="$root/build/test_vocab/vocab"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+py=/usr/bin/python3
+median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+corpus_index() { case $1 in linux_docs) echo 0;; poetry) echo 1;; brown) echo 2;; linux_c_100m) echo 3;; esac; }
+for enc in cl100k_base o200k_base; do "$tm" convert "$vocab/$enc.tiktoken" "$work/$enc.json" 2>/dev/null; done
+echo "tokenmill $(git -C "$root" rev-parse --short HEAD), $(nproc) cores, $runs runs (peers $peer_runs), medians"
+echo
+echo "| corpus | vocabulary | encode u32, 2 threads | 1 thread | 2 ÷ 1 threads | in-process EncodeBatch, 2 threads | end to end ÷ in-process | tiktoken (npm) | HF encodeBatch (npm) | tokenmill ÷ tiktoken | tokenmill ÷ HF |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+for corpus in "${corpora[@]}"; do
+  zstd -qdc "$root/../shared/corpora/$corpus.txt.zst" > "$work/all.txt"
+  bytes=$(stat -c %s "$work/all.txt")
+  ci=$(corpus_index "$corpus")
+  for e in 0 1; do
+    enc=$([[ $e == 0 ]] && echo cl100k_base || echo o200k_base)
+    rm -f "$work"/t_*
+    for ((i = 0; i < runs; i++)); do
+      jobs=(t2 t1)
+      ((i % 2 == 1)) && jobs=(t1 t2)
+      ((i < peer_runs)) && jobs+=(tt hf)
+      for job in "${jobs[@]}"; do
+        case $job in
+          t2|t1)
+            /usr/bin/time -f "%e" -o "$work/time.out" "$tm" encode --tokenizer "$vocab/$enc.tiktoken" \
+              --output-format u32 --output "$work/out.u32" --threads "${job#t}" --progress none "$work/all.txt"
+            cat "$work/time.out" >> "$work/t_$job" ;;
+          tt) node "$root/scripts/peer_encode_batch.cjs" tiktoken "$enc" "$work/all.txt" 1 |
+                $py -c "import json,sys; print(json.loads(sys.stdin.readline())['seconds'])" >> "$work/t_tt" ;;
+          hf) node "$root/scripts/peer_encode_batch.cjs" hf "$work/$enc.json" "$work/all.txt" 1 |
+                $py -c "import json,sys; print(json.loads(sys.stdin.readline())['seconds'])" >> "$work/t_hf" ;;
+        esac
+      done
+    done
+    "$bench" --benchmark_filter="BM_EncodeBatch/$ci/$e/2\$" --benchmark_repetitions="$runs" \
+      --benchmark_format=json 2> /dev/null > "$work/bench.json"
+    inproc=$($py -c "
+import json, statistics, sys
+runs = [b for b in json.load(open(sys.argv[1]))['benchmarks'] if b.get('run_type') == 'iteration']
+print(statistics.median(b['bytes_per_second'] for b in runs) / 1e6)" "$work/bench.json")
+    mbs() { echo "$bytes / $1 / 1000000" | bc -l; }
+    t2=$(median < "$work/t_t2"); t1=$(median < "$work/t_t1"); tt=$(median < "$work/t_tt"); hf=$(median < "$work/t_hf")
+    printf '| %s | %s | %.0f MB/s (%s s) | %.0f MB/s | %.2f× | %.0f MB/s | %.2f | %.1f MB/s | %.1f MB/s | %.0f× | %.0f× |\n' \
+      "$corpus" "$enc" "$(mbs "$t2")" "$t2" "$(mbs "$t1")" "$(echo "$t1 / $t2" | bc -l)" "$inproc" \
+      "$(echo "$(mbs "$t2") / $inproc" | bc -l)" "$(mbs "$tt")" "$(mbs "$hf")" \
+      "$(echo "$tt / $t2" | bc -l)" "$(echo "$hf / $t2" | bc -l)"
+  done
+done
