@@ -301,7 +301,8 @@ int PrintTokenFile(const std::string& path, const InspectCommandOptions& options
         PrintError("inspect", read.status());
         return kExitFailure;
       }
-      const size_t width = IdWidth(*format, max_id + 1);
+      // The index's dtype gives the width (an npy file's ids need not reach 65,536).
+      const size_t width = read->dtype_code == 8 ? 2 : 4;
       size_t total = 0;
       for (size_t i = 0; i < read->sizes.size(); ++i) {
         const size_t begin = static_cast<size_t>(read->pointers[i]) / width;

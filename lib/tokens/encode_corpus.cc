@@ -22,6 +22,11 @@ namespace {
 // One batch's share of the output, made by a worker, written in order.
 struct Chunk {
   BatchReader::Ticket ticket;
+  // A stream's batch, read in the serial first stage: a stream hands out its bytes to whichever
+  // Fill comes first, so only reading in ticket order keeps its batches in input order.
+  bool prefilled = false;
+  Batch stream_batch;
+  absl::Status stream_read;
   size_t input = 0;
   uint64_t disk_bytes = 0;
   bool starts_document = true;  // doc_mode file: false for a file's later batches
@@ -140,8 +145,8 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
   };
   auto process = [&](std::unique_ptr<Chunk> chunk) {
     Scratch& s = scratch.local();
-    Batch& batch = s.batch;
-    absl::Status read = reader.Fill(chunk->ticket, &batch);
+    Batch& batch = chunk->prefilled ? chunk->stream_batch : s.batch;
+    absl::Status read = chunk->prefilled ? chunk->stream_read : reader.Fill(chunk->ticket, &batch);
     chunk->input = batch.input;
     chunk->disk_bytes = batch.disk_bytes;
     if (!read.ok()) {
@@ -188,7 +193,8 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
     }
     chunk->text_bytes = text.size();
     if (file_mode) {
-      chunk->starts_document = batch.offset == 0;
+      // (A shard in which no batch starts is empty, at offset 0 too.)
+      chunk->starts_document = batch.offset == 0 && !text.empty();
       if (chunk->starts_document) chunk->documents = 1;
       encode(s, *chunk, text, batch.offset, line, false);
       return chunk;
@@ -308,14 +314,19 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
                 control.stop();
                 return chunk;
               }
-              if (!reader.NextTicket(&chunk->ticket)) control.stop();
+              if (!reader.NextTicket(&chunk->ticket)) {
+                control.stop();
+              } else if (chunk->ticket.stream) {
+                chunk->prefilled = true;
+                chunk->stream_read = reader.Fill(chunk->ticket, &chunk->stream_batch);
+              }
               return chunk;
             }) &
             tbb::make_filter<std::unique_ptr<Chunk>, std::unique_ptr<Chunk>>(
                 tbb::filter_mode::parallel,
                 [&](std::unique_ptr<Chunk> chunk) {
                   if (stop.load(std::memory_order_relaxed)) {
-                    reader.Abandon(chunk->ticket);
+                    if (!chunk->prefilled) reader.Abandon(chunk->ticket);
                     return chunk;
                   }
                   return process(std::move(chunk));

@@ -1,0 +1,765 @@
+// `tokenmill encode` into token files (issue 24) end to end, through the built binary: binary
+// files decode to exactly the input (gpt2 u16, cl100k and o200k u32 and npy, on slices of the
+// shared corpora and a random file with invalid UTF-8 and NULs), with and without --eot; the
+// u32 file holds the text output's ids, and the text output equals the npm tiktoken peer's;
+// any thread count writes the same bytes (tiny shards, --doc-mode file, JSON lines, .zst,
+// stdin); u16 is refused for cl100k; Ctrl-C leaves no file; the Megatron .idx and the .npy are
+// read back here and by numpy; --stats agrees with counting the ids; inspect shows a token
+// file; and the errors a user can cause.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "reference/checked.h"
+#include "reference/cli_runner.h"
+#include "reference/shared_corpus.h"
+#include "reference/sidecar_pattern.h"
+
+namespace tokenmill {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::CliResult;
+using testing::ReadAll;
+using testing::RunCli;
+using testing::RunProgram;
+using testing::TempDir;
+
+const std::string kGpt2 = testing::TestVocabDir() + "gpt2.tiktoken";
+const std::string kCl100k = testing::TestVocabDir() + "cl100k_base.tiktoken";
+const std::string kO200k = testing::TestVocabDir() + "o200k_base.tiktoken";
+const std::string kEot = "<|endoftext|>";
+constexpr const char* kPython = "/usr/bin/python3";
+
+// The first `bytes` bytes of shared corpus `name`, cut after a newline; "" when it is missing.
+std::string CorpusSlice(const std::string& name, size_t bytes) {
+  std::string text = testing::ReadSharedCorpus(name, bytes);
+  if (text.size() <= bytes) return text;
+  const size_t eol = text.rfind('\n', bytes);
+  text.resize(eol == std::string::npos ? bytes : eol + 1);
+  return text;
+}
+
+// 2 MB of brown and 2 MB of linux_docs (one real corpus), read once.
+const std::string& RealCorpus() {
+  static const std::string* text = [] {
+    std::string brown = CorpusSlice("brown", 2 << 20);
+    std::string docs = CorpusSlice("linux_docs", 2 << 20);
+    return new std::string(brown.empty() || docs.empty() ? "" : brown + docs);
+  }();
+  return *text;
+}
+
+#define REQUIRE_REAL_CORPUS()                                                       \
+  if (RealCorpus().empty()) GTEST_SKIP() << "shared corpora brown/linux_docs not found"
+
+// Random text: code points from all planes (UTF-8), invalid bytes (lone continuation bytes,
+// 0xFF, a lead byte without its continuation, surrogates' encoding), NULs, '\r', short and
+// empty lines; the last line has no '\n'.
+std::string RandomUnicode(size_t bytes, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::string out;
+  auto utf8 = [&](uint32_t c) {
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else if (c < 0x800) {
+      out += static_cast<char>(0xC0 | (c >> 6));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+      out += static_cast<char>(0xE0 | (c >> 12));
+      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (c >> 18));
+      out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    }
+  };
+  const std::vector<std::string> odd = {std::string(1, '\0'), "\x80", "\xff", "\xc3", "\xed\xa0\x80",
+                                        "\r", "\r\n", "\n", "\n\n", "  ", "\t", "<|endoftext|>"};
+  while (out.size() < bytes) {
+    const uint32_t kind = rng() % 100;
+    if (kind < 40) {
+      out += static_cast<char>(0x20 + rng() % 95);
+    } else if (kind < 55) {
+      utf8(0x80 + rng() % (0x800 - 0x80));
+    } else if (kind < 70) {
+      uint32_t c = 0x800 + rng() % (0x10000 - 0x800);
+      if (c >= 0xD800 && c < 0xE000) c -= 0x800;
+      utf8(c);
+    } else if (kind < 78) {
+      utf8(0x10000 + rng() % (0x110000 - 0x10000));
+    } else if (kind < 88) {
+      out += odd[rng() % odd.size()];
+    } else {
+      out += '\n';
+    }
+  }
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  out += "last line without a newline";
+  return out;
+}
+
+// Documents of --doc-mode line: each line with its '\n' (a last line without one too).
+std::vector<std::string> LineDocuments(const std::string& text) {
+  std::vector<std::string> docs;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t eol = text.find('\n', begin);
+    size_t end = eol == std::string::npos ? text.size() : eol + 1;
+    docs.push_back(text.substr(begin, end - begin));
+    begin = end;
+  }
+  return docs;
+}
+
+std::string WithEot(const std::vector<std::string>& docs) {
+  std::string out;
+  for (const std::string& d : docs) out += d + kEot;
+  return out;
+}
+
+std::vector<uint32_t> ReadWords(const std::string& path, size_t width) {
+  const std::string bytes = testing::ReadFileOrFail(path);
+  EXPECT_EQ(bytes.size() % width, 0u) << path;
+  std::vector<uint32_t> ids(bytes.size() / width);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    uint32_t v = 0;
+    for (size_t b = 0; b < width; ++b) v |= uint32_t{static_cast<unsigned char>(bytes[i * width + b])} << (8 * b);
+    ids[i] = v;
+  }
+  return ids;
+}
+
+// The text output's lines of ids.
+std::vector<std::vector<uint32_t>> ParseTextIds(const std::string& text) {
+  std::vector<std::vector<uint32_t>> lines;
+  for (const std::string& line : testing::Lines(text)) {
+    std::vector<uint32_t>& ids = lines.emplace_back();
+    for (const std::string& w : testing::SplitWords(line)) ids.push_back(static_cast<uint32_t>(std::stoul(w)));
+  }
+  return lines;
+}
+
+std::vector<uint32_t> Flatten(const std::vector<std::vector<uint32_t>>& lines) {
+  std::vector<uint32_t> all;
+  for (const auto& l : lines) all.insert(all.end(), l.begin(), l.end());
+  return all;
+}
+
+CliResult Encode(const std::string& tokenizer, std::vector<std::string> args, const std::string& input = "") {
+  args.insert(args.begin(), {"encode", "--tokenizer", tokenizer});
+  return RunCli(args, input);
+}
+
+// Files in `dir` whose name starts with `prefix`.
+std::vector<std::string> FilesStartingWith(const std::string& dir, const std::string& prefix) {
+  std::vector<std::string> found;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with(prefix)) found.push_back(name);
+  }
+  return found;
+}
+
+std::string ZstdCompress(const std::string& text) {
+  std::string out(ZSTD_compressBound(text.size()), '\0');
+  const size_t n = ZSTD_compress(out.data(), out.size(), text.data(), text.size(), 3);
+  EXPECT_FALSE(ZSTD_isError(n));
+  out.resize(ZSTD_isError(n) ? 0 : n);
+  return out;
+}
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// ---- 1. Binary files decode to exactly the input ------------------------------------------
+
+struct BinaryCase {
+  std::string tokenizer;
+  std::string format;
+};
+
+TEST(EncodeCorpusCli, BinaryFilesDecodeToTheInput) {
+  REQUIRE_REAL_CORPUS();
+  TempDir dir;
+  const std::vector<std::pair<std::string, std::string>> inputs = {
+      {"real", dir.Write("real.txt", RealCorpus())},
+      {"random", dir.Write("random.txt", RandomUnicode(300000, 24))}};
+  const std::vector<BinaryCase> cases = {
+      {kGpt2, "u16"}, {kCl100k, "u32"}, {kCl100k, "npy"}, {kO200k, "u32"}, {kO200k, "npy"}};
+  for (const auto& [name, input] : inputs) {
+    const std::string text = ReadAll(input);
+    for (const BinaryCase& c : cases) {
+      SCOPED_TRACE(name + " " + c.tokenizer + " " + c.format);
+      const std::string out = dir.File(name + "." + c.format);
+      CliResult enc = Encode(c.tokenizer, {"--output", out, "--output-format", c.format, input});
+      ASSERT_EQ(enc.exit_code, 0) << enc.err;
+      CliResult dec = RunCli({"decode", "--tokenizer", c.tokenizer, "--input-format", c.format, out});
+      ASSERT_EQ(dec.exit_code, 0) << dec.err;
+      EXPECT_TRUE(dec.out == text) << "decoded " << dec.out.size() << " bytes, input " << text.size();
+    }
+  }
+  // --eot after each document (lines with their '\n'; the last one has none).
+  for (const auto& [name, input] : inputs) {
+    const std::string expected = WithEot(LineDocuments(ReadAll(input)));
+    for (const BinaryCase& c : {BinaryCase{kGpt2, "u16"}, BinaryCase{kCl100k, "u32"}, BinaryCase{kO200k, "npy"}}) {
+      SCOPED_TRACE(name + " --eot " + c.tokenizer + " " + c.format);
+      const std::string out = dir.File(name + ".eot." + c.format);
+      CliResult enc = Encode(c.tokenizer, {"--output", out, "--output-format", c.format, "--eot", kEot, input});
+      ASSERT_EQ(enc.exit_code, 0) << enc.err;
+      CliResult dec = RunCli({"decode", "--tokenizer", c.tokenizer, "--input-format", c.format, out});
+      ASSERT_EQ(dec.exit_code, 0) << dec.err;
+      EXPECT_TRUE(dec.out == expected) << "decoded " << dec.out.size() << " bytes, expected " << expected.size();
+    }
+  }
+}
+
+// ---- 2. The u32 file holds the text output's ids; the text output is tiktoken's -----------
+
+TEST(EncodeCorpusCli, U32HoldsTheTextIdsAndTheTextIsTiktokens) {
+  REQUIRE_REAL_CORPUS();
+  TempDir dir;
+  const std::string input = dir.Write("real.txt", RealCorpus());
+  CliResult text = Encode(kCl100k, {"--output", dir.File("ids.txt"), input});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const std::string text_out = testing::ReadFileOrFail(dir.File("ids.txt"));
+  // Without --output, the text goes to stdout, the same bytes.
+  CliResult to_stdout = Encode(kCl100k, {input});
+  ASSERT_EQ(to_stdout.exit_code, 0) << to_stdout.err;
+  EXPECT_TRUE(to_stdout.out == text_out);
+  const auto lines = ParseTextIds(text_out);
+  EXPECT_EQ(lines.size(), LineDocuments(RealCorpus()).size());
+  CliResult u32 = Encode(kCl100k, {"--output", dir.File("ids.u32"), "--output-format", "u32", input});
+  ASSERT_EQ(u32.exit_code, 0) << u32.err;
+  EXPECT_EQ(ReadWords(dir.File("ids.u32"), 4), Flatten(lines));
+
+  const std::string peer = std::string(TOKENMILL_SOURCE_DIR) + "/scripts/peer_encode.cjs";
+  const std::string peers = std::string(TOKENMILL_SOURCE_DIR) + "/scripts/.peers/node_modules/tiktoken";
+  std::string node;
+  for (const char* candidate : {"/usr/bin/node", "/usr/local/bin/node"}) {
+    if (access(candidate, X_OK) == 0) {
+      node = candidate;
+      break;
+    }
+  }
+  if (node.empty() || !std::filesystem::exists(peers)) {
+    GTEST_SKIP() << "node or the tiktoken peer (scripts/install_peers.sh) not found";
+  }
+  CliResult reference = RunProgram(node, {peer, "tiktoken", "cl100k_base", input});
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+  EXPECT_TRUE(reference.out == text_out) << "tiktoken's ids differ from tokenmill's text output";
+  if (reference.out != text_out) {
+    const auto theirs = ParseTextIds(reference.out);
+    for (size_t i = 0; i < std::min(theirs.size(), lines.size()); ++i) {
+      if (theirs[i] != lines[i]) {
+        ADD_FAILURE() << "first difference on line " << i + 1;
+        break;
+      }
+    }
+  }
+}
+
+// ---- 3. Any thread count writes the same bytes ---------------------------------------------
+
+struct Determinism {
+  std::string name;
+  std::vector<std::string> args;  // after --tokenizer
+  std::string stdin_text;
+  bool with_index = false;
+};
+
+TEST(EncodeCorpusCli, OneTwoAndFourThreadsWriteTheSameBytes) {
+  REQUIRE_REAL_CORPUS();
+  TempDir dir;
+  const std::string slice = RealCorpus().substr(0, RealCorpus().find('\n', 1 << 20) + 1);
+  const std::string real = dir.Write("real.txt", slice);
+  const std::string random = dir.Write("random.txt", RandomUnicode(200000, 7));
+  const std::string zst = dir.Write("real.txt.zst", ZstdCompress(slice));
+  std::vector<std::string> parts;
+  const std::vector<std::string> docs = LineDocuments(slice);
+  for (int f = 0; f < 5; ++f) {
+    std::string part;
+    for (size_t i = f; i < docs.size(); i += 5) part += docs[i];
+    parts.push_back(dir.Write("part" + std::to_string(f) + ".txt", part));
+  }
+  std::string jsonl;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    jsonl += "{\"id\": " + std::to_string(i) + ", \"body\": " + JsonString(docs[i]) + "}\n";
+  }
+  const std::string jsonl_path = dir.Write("records.jsonl", jsonl);
+
+  std::vector<Determinism> cases = {
+      {"plain", {"--output-format", "u32", real, random}, "", false},
+      {"tiny shards", {"--output-format", "u32", "--shard-bytes", "4096", "--eot", kEot, real, random}, "", true},
+      {"text tiny shards", {"--output-format", "text", "--shard-bytes", "4096", real}, "", false},
+      {"doc-mode file", {"--output-format", "u32", "--doc-mode", "file", "--shard-bytes", "4096", "--eot", kEot}, "", true},
+      {"jsonl", {"--output-format", "npy", "--text-field", "body", "--shard-bytes", "4096", "--eot", kEot, jsonl_path}, "", false},
+      {"zst", {"--output-format", "u32", "--batch-bytes", "4096", zst}, "", false},
+      {"stdin", {"--output-format", "u32", "--batch-bytes", "4096"}, slice, false},
+  };
+  for (const std::string& p : parts) cases[3].args.push_back(p);
+  std::map<std::string, std::string> first_output;
+  for (const Determinism& c : cases) {
+    std::string first, first_index;
+    for (const char* threads : {"1", "2", "4"}) {
+      SCOPED_TRACE(c.name + ", " + threads + " threads");
+      const std::string out = dir.File("out." + std::string(threads));
+      const std::string idx = dir.File("out." + std::string(threads) + ".idx");
+      std::vector<std::string> args = c.args;
+      args.insert(args.end(), {"--output", out, "--threads", threads});
+      if (c.with_index) args.insert(args.end(), {"--index", idx});
+      CliResult r = Encode(kCl100k, args, c.stdin_text);
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      const std::string bytes = testing::ReadFileOrFail(out);
+      const std::string index = c.with_index ? testing::ReadFileOrFail(idx) : "";
+      if (std::string(threads) == "1") {
+        first = bytes, first_index = index;
+        EXPECT_FALSE(first.empty());
+      } else {
+        EXPECT_TRUE(bytes == first);
+        EXPECT_TRUE(index == first_index);
+      }
+    }
+    first_output[c.name] = first;
+  }
+  // The same text read from a file, a .zst and stdin gives the same ids.
+  CliResult whole_file = Encode(kCl100k, {"--output-format", "u32", "--output", dir.File("real.u32"), real});
+  ASSERT_EQ(whole_file.exit_code, 0) << whole_file.err;
+  EXPECT_TRUE(first_output["zst"] == ReadAll(dir.File("real.u32")));
+  EXPECT_TRUE(first_output["stdin"] == ReadAll(dir.File("real.u32")));
+  // JSON records: each text field is a document (here the line, its '\n' included).
+  const std::string jsonl_out = dir.Write("jsonl.npy", first_output["jsonl"]);
+  CliResult dec = RunCli({"decode", "--tokenizer", kCl100k, "--input-format", "npy", jsonl_out});
+  ASSERT_EQ(dec.exit_code, 0) << dec.err;
+  EXPECT_TRUE(dec.out == WithEot(docs));
+}
+
+// ---- 4. u16 cannot hold cl100k's ids -------------------------------------------------------
+
+TEST(EncodeCorpusCli, U16IsRefusedForCl100k) {
+  TempDir dir;
+  const std::string input = dir.Write("in.txt", "hello world\n");
+  CliResult r = Encode(kCl100k, {"--output", dir.File("out.u16"), "--output-format", "u16", input});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("100277"));
+  EXPECT_EQ(FilesStartingWith(dir.path(), "out"), std::vector<std::string>{});
+  // gpt2's 50,257 ids fit.
+  CliResult ok = Encode(kGpt2, {"--output", dir.File("out.u16"), "--output-format", "u16", input});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
+// ---- 5. Ctrl-C leaves nothing ------------------------------------------------------------
+
+TEST(EncodeCorpusCli, InterruptedEncodeLeavesNoFile) {
+  TempDir dir;
+  const std::string out = dir.File("out.u32");
+  int in[2];
+  ASSERT_EQ(pipe(in), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in[0], 0);
+    close(in[0]);
+    close(in[1]);
+    int null = open("/dev/null", O_RDWR);
+    dup2(null, 1);
+    dup2(null, 2);
+    const std::vector<std::string> args = {"encode", "--tokenizer", kCl100k, "--output", out,
+                                           "--output-format", "u32", "--batch-bytes", "4096",
+                                           "--threads", "2"};
+    std::vector<char*> argv = {const_cast<char*>(TOKENMILL_CLI_PATH)};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(TOKENMILL_CLI_PATH, argv.data());
+    _exit(127);
+  }
+  close(in[0]);
+  std::string lines;
+  for (int i = 0; i < 2000; ++i) lines += "line " + std::to_string(i) + " of a corpus that is still coming\n";
+  ASSERT_EQ(write(in[1], lines.data(), lines.size()), static_cast<ssize_t>(lines.size()));
+  // Wait until the child has its temporary file (it is reading and encoding by then).
+  bool started = false;
+  for (int i = 0; i < 1000 && !started; ++i) {
+    started = !FilesStartingWith(dir.path(), "out.u32.tmp.").empty();
+    if (!started) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(started) << "no out.u32.tmp.* appeared";
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  // A read of stdin blocked on the open pipe is not interrupted (reads retry on EINTR): the
+  // encode stops at the next batch, so more lines come (stdin still open; the encode must
+  // stop without waiting for its end).
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  signal(SIGPIPE, SIG_IGN);
+  if (write(in[1], lines.data(), lines.size()) < 0) {
+    // the child may have stopped already
+  }
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 1000 && done == 0; ++i) {
+    done = waitpid(pid, &status, WNOHANG);
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (done == 0) {
+    ADD_FAILURE() << "encode did not stop within 10 s of SIGINT while stdin stayed open";
+    close(in[1]);
+    for (int i = 0; i < 500 && done == 0; ++i) {
+      done = waitpid(pid, &status, WNOHANG);
+      if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (done == 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+    }
+  } else {
+    close(in[1]);
+  }
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_EQ(FilesStartingWith(dir.path(), "out"), std::vector<std::string>{});
+}
+
+// ---- 6. The Megatron .idx and the .npy, read back here and by numpy -----------------------
+
+struct IdxFile {
+  std::string magic;
+  uint64_t version = 0;
+  uint8_t dtype = 0;
+  uint64_t sequences = 0, documents = 0;
+  std::vector<int32_t> sizes;
+  std::vector<int64_t> pointers, doc_idx;
+  size_t bytes_left = 0;
+};
+
+template <typename T>
+T Load(const std::string& bytes, size_t& at) {
+  T v{};
+  if (at + sizeof(T) <= bytes.size()) std::memcpy(&v, bytes.data() + at, sizeof(T));
+  at += sizeof(T);
+  return v;
+}
+
+// The layout of lib/tokens/token_file.h's header (little-endian, as on this machine).
+IdxFile ParseIdx(const std::string& path) {
+  const std::string bytes = testing::ReadFileOrFail(path);
+  IdxFile idx;
+  size_t at = 0;
+  idx.magic = bytes.substr(0, 9);
+  at = 9;
+  idx.version = Load<uint64_t>(bytes, at);
+  idx.dtype = Load<uint8_t>(bytes, at);
+  idx.sequences = Load<uint64_t>(bytes, at);
+  idx.documents = Load<uint64_t>(bytes, at);
+  if (idx.sequences > bytes.size()) return idx;
+  for (uint64_t i = 0; i < idx.sequences; ++i) idx.sizes.push_back(Load<int32_t>(bytes, at));
+  for (uint64_t i = 0; i < idx.sequences; ++i) idx.pointers.push_back(Load<int64_t>(bytes, at));
+  for (uint64_t i = 0; i < idx.documents; ++i) idx.doc_idx.push_back(Load<int64_t>(bytes, at));
+  idx.bytes_left = at <= bytes.size() ? bytes.size() - at : 0;
+  EXPECT_LE(at, bytes.size()) << path << " is too short";
+  return idx;
+}
+
+void ExpectIndex(const std::string& path, uint8_t dtype, size_t width, const std::vector<int32_t>& sizes) {
+  SCOPED_TRACE(path);
+  IdxFile idx = ParseIdx(path);
+  EXPECT_EQ(idx.magic, std::string("MMIDIDX\0\0", 9));
+  EXPECT_EQ(idx.version, 1u);
+  EXPECT_EQ(idx.dtype, dtype);
+  EXPECT_EQ(idx.sequences, sizes.size());
+  EXPECT_EQ(idx.documents, sizes.size() + 1);
+  EXPECT_EQ(idx.sizes, sizes);
+  std::vector<int64_t> pointers, doc_idx;
+  int64_t offset = 0;
+  for (int32_t s : sizes) pointers.push_back(offset), offset += s * static_cast<int64_t>(width);
+  for (size_t i = 0; i <= sizes.size(); ++i) doc_idx.push_back(static_cast<int64_t>(i));
+  EXPECT_EQ(idx.pointers, pointers);
+  EXPECT_EQ(idx.doc_idx, doc_idx);
+  EXPECT_EQ(idx.bytes_left, 0u);
+}
+
+// A numpy reader of Megatron's layout (as megatron/core/datasets/indexed_dataset.py reads it):
+// prints dtype code, the sizes' sum, whether pointers are the running byte offsets and doc_idx
+// is 0..N, and the sizes.
+constexpr const char* kNumpyIdx = R"(
+import sys, numpy as np
+buf = open(sys.argv[1], 'rb').read()
+assert buf[:9] == b'MMIDIDX\x00\x00', buf[:9]
+version = np.frombuffer(buf, np.uint64, 1, 9)[0]
+code = np.frombuffer(buf, np.uint8, 1, 17)[0]
+n = int(np.frombuffer(buf, np.uint64, 1, 18)[0])
+d = int(np.frombuffer(buf, np.uint64, 1, 26)[0])
+off = 34
+sizes = np.frombuffer(buf, np.int32, n, off); off += sizes.nbytes
+pointers = np.frombuffer(buf, np.int64, n, off); off += pointers.nbytes
+doc_idx = np.frombuffer(buf, np.int64, d, off); off += doc_idx.nbytes
+width = {8: 2, 4: 4}[int(code)]
+running = np.concatenate([[0], np.cumsum(sizes.astype(np.int64) * width)[:-1]]) if n else np.zeros(0, np.int64)
+tokens = np.fromfile(sys.argv[2], dtype='<u2' if width == 2 else '<u4')
+print(int(version), int(code), int(sizes.sum()), len(tokens), bool((pointers == running).all()),
+      bool((doc_idx == np.arange(n + 1)).all()), off == len(buf))
+print(' '.join(map(str, sizes.tolist())))
+)";
+
+TEST(EncodeCorpusCli, IndexAndNpyMatchTheTextOutputAndNumpy) {
+  REQUIRE_REAL_CORPUS();
+  TempDir dir;
+  const std::string slice = RealCorpus().substr(0, RealCorpus().find('\n', 500000) + 1);
+  const std::string input = dir.Write("real.txt", slice);
+  struct Case {
+    std::string tokenizer, format;
+    bool eot;
+    uint8_t dtype;
+    size_t width;
+    std::string npy_dtype;
+  };
+  for (const Case& c : {Case{kGpt2, "u16", true, 8, 2, "uint16"}, Case{kCl100k, "u32", false, 4, 4, "uint32"},
+                        Case{kCl100k, "u32", true, 4, 4, "uint32"}}) {
+    SCOPED_TRACE(c.tokenizer + " " + c.format + (c.eot ? " --eot" : ""));
+    std::vector<std::string> extra;
+    if (c.eot) extra = {"--eot", kEot};
+    std::vector<std::string> text_args = {"--output", dir.File("ids.txt"), input};
+    text_args.insert(text_args.end(), extra.begin(), extra.end());
+    CliResult text = Encode(c.tokenizer, text_args);
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    const auto lines = ParseTextIds(ReadAll(dir.File("ids.txt")));
+    std::vector<int32_t> sizes;
+    for (const auto& l : lines) sizes.push_back(static_cast<int32_t>(l.size()));
+    if (c.eot) {
+      // The text output has the EOT at the end of each line.
+      for (const auto& l : lines) ASSERT_FALSE(l.empty());
+    }
+    const std::string bin = dir.File("ids.bin"), idx = dir.File("ids.idx");
+    std::vector<std::string> bin_args = {"--output", bin, "--output-format", c.format, "--index", idx, input};
+    bin_args.insert(bin_args.end(), extra.begin(), extra.end());
+    CliResult b = Encode(c.tokenizer, bin_args);
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    const std::vector<uint32_t> ids = ReadWords(bin, c.width);
+    EXPECT_EQ(ids, Flatten(lines));
+    ExpectIndex(idx, c.dtype, c.width, sizes);
+    // Without --eot the sizes are each line's count; with it, one more (checked on the ids:
+    // each document's last id is the EOT).
+    if (c.eot) {
+      const uint32_t eot_id = c.tokenizer == kGpt2 ? 50256 : 100257;
+      for (const auto& l : lines) EXPECT_EQ(l.back(), eot_id);
+    }
+
+    CliResult py_idx = RunProgram(kPython, {"-c", kNumpyIdx, idx, bin});
+    ASSERT_EQ(py_idx.exit_code, 0) << py_idx.err;
+    const std::vector<std::string> py_lines = testing::Lines(py_idx.out);
+    ASSERT_EQ(py_lines.size(), 2u) << py_idx.out;
+    EXPECT_EQ(py_lines[0], "1 " + std::to_string(c.dtype) + " " + std::to_string(ids.size()) + " " +
+                               std::to_string(ids.size()) + " True True True");
+    std::string expected_sizes;
+    for (int32_t s : sizes) expected_sizes += (expected_sizes.empty() ? "" : " ") + std::to_string(s);
+    EXPECT_TRUE(py_lines[1] == expected_sizes);
+
+    const std::string npy = dir.File("ids.npy");
+    std::vector<std::string> npy_args = {"--output", npy, input};  // npy by the extension
+    npy_args.insert(npy_args.end(), extra.begin(), extra.end());
+    CliResult n = Encode(c.tokenizer, npy_args);
+    ASSERT_EQ(n.exit_code, 0) << n.err;
+    CliResult py_npy = RunProgram(
+        kPython, {"-c",
+                  "import sys, numpy as np\n"
+                  "a = np.load(sys.argv[1])\n"
+                  "b = np.fromfile(sys.argv[2], dtype='<u2' if sys.argv[3] == '2' else '<u4')\n"
+                  "print(a.dtype, a.ndim, a.shape[0], a.tolist() == b.tolist())\n",
+                  npy, bin, std::to_string(c.width)});
+    ASSERT_EQ(py_npy.exit_code, 0) << py_npy.err;
+    EXPECT_EQ(py_npy.out, c.npy_dtype + " 1 " + std::to_string(ids.size()) + " True\n");
+  }
+}
+
+// ---- 7. --doc-mode file ------------------------------------------------------------------
+
+TEST(EncodeCorpusCli, DocModeFileMakesEachFileADocument) {
+  REQUIRE_REAL_CORPUS();
+  TempDir dir;
+  const std::vector<std::string> texts = {RealCorpus().substr(0, 200000), RandomUnicode(100000, 3),
+                                          "a small file\nwithout a final newline", "x"};
+  std::vector<std::string> files;
+  for (size_t i = 0; i < texts.size(); ++i) files.push_back(dir.Write("f" + std::to_string(i) + ".txt", texts[i]));
+  const std::string out = dir.File("docs.u32"), idx = dir.File("docs.idx");
+  std::vector<std::string> args = {"--output", out, "--output-format", "u32", "--doc-mode", "file", "--eot",
+                                   kEot, "--shard-bytes", "4096", "--index", idx};
+  args.insert(args.end(), files.begin(), files.end());
+  CliResult r = Encode(kCl100k, args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  CliResult dec = RunCli({"decode", "--tokenizer", kCl100k, "--input-format", "u32", out});
+  ASSERT_EQ(dec.exit_code, 0) << dec.err;
+  EXPECT_TRUE(dec.out == WithEot(texts));
+  // Each file read in shards of 4 KiB gives the ids of encoding it whole.
+  std::vector<uint32_t> expected;
+  std::vector<int32_t> sizes;
+  for (const std::string& f : files) {
+    CliResult whole = Encode(kCl100k, {"--whole", f});
+    ASSERT_EQ(whole.exit_code, 0) << whole.err;
+    const auto lines = ParseTextIds(whole.out);
+    ASSERT_EQ(lines.size(), 1u);
+    expected.insert(expected.end(), lines[0].begin(), lines[0].end());
+    expected.push_back(100257);
+    sizes.push_back(static_cast<int32_t>(lines[0].size() + 1));
+  }
+  EXPECT_EQ(ReadWords(out, 4), expected);
+  ExpectIndex(idx, 4, 4, sizes);
+  // Text output in file mode: one line per file.
+  CliResult text = Encode(kCl100k, {"--doc-mode", "file", files[2], files[3]});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(ParseTextIds(text.out).size(), 2u);
+}
+
+// ---- 8. --stats --------------------------------------------------------------------------
+
+TEST(EncodeCorpusCli, StatsAgreeWithCountingTheIds) {
+  REQUIRE_REAL_CORPUS();
+  TempDir dir;
+  const std::string slice = RealCorpus().substr(0, RealCorpus().find('\n', 300000) + 1);
+  const std::string input = dir.Write("real.txt", slice);
+  const std::string out = dir.File("ids.u32");
+  CliResult r = Encode(kCl100k, {"--output", out, "--output-format", "u32", "--stats", "--eot", kEot, input});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<uint32_t> ids = ReadWords(out, 4);
+  const size_t documents = LineDocuments(slice).size();
+  EXPECT_THAT(r.err, HasSubstr("stats: " + std::to_string(documents) + " documents, " +
+                                std::to_string(slice.size()) + " bytes, " + std::to_string(ids.size()) +
+                                " tokens\n"));
+  std::map<uint32_t, uint64_t> counts;
+  for (uint32_t id : ids) ++counts[id];
+  std::vector<std::pair<uint32_t, uint64_t>> order(counts.begin(), counts.end());
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  EXPECT_THAT(r.err, HasSubstr("stats: " + std::to_string(counts.size()) + " of 100277 ids used"));
+  // The ten lines after "the ten most frequent:": id, [token], count, share.
+  std::vector<std::pair<uint32_t, uint64_t>> printed;
+  const std::vector<std::string> lines = testing::Lines(r.err);
+  auto top = std::find_if(lines.begin(), lines.end(),
+                          [](const std::string& l) { return l.find("the ten most frequent:") != std::string::npos; });
+  ASSERT_NE(top, lines.end()) << r.err;
+  for (auto it = top + 1; it != lines.end() && it->starts_with("  "); ++it) {
+    const std::vector<std::string> words = testing::SplitWords(*it);
+    ASSERT_GE(words.size(), 4u) << *it;
+    printed.push_back({static_cast<uint32_t>(std::stoul(words[0])), std::stoull(words[words.size() - 2])});
+  }
+  order.resize(std::min<size_t>(order.size(), 10));
+  EXPECT_EQ(printed, order);
+  // The EOT is one of them: one per document.
+  EXPECT_EQ(counts[100257], documents);
+}
+
+// ---- 9. inspect on a token file ----------------------------------------------------------
+
+TEST(EncodeCorpusCli, InspectShowsTheCountAndTheFirstDocuments) {
+  TempDir dir;
+  const std::string input =
+      dir.Write("in.txt", "the first document is here\nthe second one follows\nand a third\n");
+  const std::string bin = dir.File("ids.u32"), idx = dir.File("ids.idx");
+  CliResult r = Encode(kCl100k, {"--output", bin, "--output-format", "u32", "--index", idx, input});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t tokens = ReadWords(bin, 4).size();
+  // ids.u32 by its extension; ids.idx beside it gives the documents.
+  CliResult plain = RunCli({"inspect", bin});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_THAT(plain.out, HasSubstr("tokens: " + std::to_string(tokens) + "\n"));
+  EXPECT_THAT(plain.out, HasSubstr("documents: 3"));
+  CliResult decoded = RunCli({"inspect", bin, "--tokenizer", kCl100k, "--documents", "2"});
+  ASSERT_EQ(decoded.exit_code, 0) << decoded.err;
+  EXPECT_THAT(decoded.out, HasSubstr("document 1 ("));
+  EXPECT_THAT(decoded.out, HasSubstr("the first document is here"));
+  EXPECT_THAT(decoded.out, HasSubstr("the second one follows"));
+  EXPECT_THAT(decoded.out, ::testing::Not(HasSubstr("and a third")));
+  // npy by its header, with the index given.
+  const std::string npy = dir.File("other.npy");
+  ASSERT_EQ(Encode(kCl100k, {"--output", npy, input}).exit_code, 0);
+  CliResult n = RunCli({"inspect", npy, "--tokenizer", kCl100k, "--index", idx});
+  ASSERT_EQ(n.exit_code, 0) << n.err;
+  EXPECT_THAT(n.out, HasSubstr("tokens: " + std::to_string(tokens) + "\n"));
+  EXPECT_THAT(n.out, HasSubstr("the first document is here"));
+}
+
+// ---- 10. Errors a user can cause ---------------------------------------------------------
+
+TEST(EncodeCorpusCli, UserErrors) {
+  TempDir dir;
+  const std::string input = dir.Write("in.txt", "hello\nworld\n");
+  auto no_outputs = [&] { return FilesStartingWith(dir.path(), "out"); };
+
+  CliResult eot = Encode(kCl100k, {"--output", dir.File("out.u32"), "--output-format", "u32", "--eot",
+                                   "<|no such token|>", input});
+  EXPECT_EQ(eot.exit_code, 2);
+  EXPECT_THAT(eot.err, HasSubstr("<|no such token|>"));
+  EXPECT_EQ(no_outputs(), std::vector<std::string>{});
+
+  for (const char* format : {"text", "npy"}) {
+    CliResult idx = Encode(kCl100k, {"--output", dir.File("out.bin"), "--output-format", format, "--index",
+                                     dir.File("out.idx"), input});
+    EXPECT_EQ(idx.exit_code, 2) << format;
+    EXPECT_THAT(idx.err, HasSubstr("--index")) << format;
+    EXPECT_EQ(no_outputs(), std::vector<std::string>{}) << format;
+  }
+
+  const std::string missing = dir.File("no_such_input.txt");
+  CliResult gone = Encode(kCl100k, {"--output", dir.File("out.u32"), "--output-format", "u32", input, missing});
+  EXPECT_EQ(gone.exit_code, 1);
+  EXPECT_THAT(gone.err, HasSubstr("no_such_input.txt"));
+  EXPECT_EQ(no_outputs(), std::vector<std::string>{});
+
+  const std::string jsonl = dir.Write("bad.jsonl", "{\"text\": \"fine\"}\n{\"text\": \"fine too\"}\n{\"text\": oops}\n");
+  CliResult bad = Encode(kCl100k, {"--output", dir.File("out.u32"), "--output-format", "u32", jsonl});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr(jsonl + ":3"));
+  EXPECT_EQ(no_outputs(), std::vector<std::string>{});
+
+  // An id beyond cl100k's vocabulary (100277 ids) in a u32 file.
+  std::string words;
+  for (uint32_t id : {15339u, 1917u, 250000u}) {
+    for (int b = 0; b < 4; ++b) words += static_cast<char>((id >> (8 * b)) & 0xFF);
+  }
+  const std::string beyond = dir.Write("beyond.u32", words);
+  CliResult dec = RunCli({"decode", "--tokenizer", kCl100k, "--input-format", "u32", beyond});
+  EXPECT_EQ(dec.exit_code, 1);
+  EXPECT_THAT(dec.err, HasSubstr("250000"));
+  EXPECT_EQ(std::count(dec.err.begin(), dec.err.end(), '\n'), 1) << dec.err;
+  // gpt2's ids fit u16, but 60000 is beyond its 50,257.
+  const std::string beyond16 = dir.Write("beyond.u16", std::string("\x60\xea", 2));
+  CliResult dec16 = RunCli({"decode", "--tokenizer", kGpt2, beyond16});
+  EXPECT_EQ(dec16.exit_code, 1);
+  EXPECT_THAT(dec16.err, HasSubstr("60000"));
+}
+
+}  // namespace
+}  // namespace tokenmill
