@@ -63,7 +63,7 @@ for corpus in "${corpora[@]}"; do
         esac
       done
     done
-    "$bench" --benchmark_filter="BM_EncodeBatch/$ci/$e/2\$" --benchmark_repetitions="$runs" \
+    "$bench" --benchmark_filter="BM_EncodeBatch/$ci/$e/2/real_time\$" --benchmark_repetitions="$runs" \
       --benchmark_format=json 2> /dev/null > "$work/bench.json"
     inproc=$($py -c "
 import json, statistics, sys

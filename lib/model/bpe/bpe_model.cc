@@ -57,9 +57,16 @@ absl::Status BpeModel::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrFormat("the unknown token (id %d) is not a special token", *unknown));
   }
-  absl::flat_hash_map<std::string_view, TokenId, StringHash, StringEq> seen;
+  // Regular tokens: non-empty, neither special nor byte fallback (looked up per merge below:
+  // a flag per id instead of two hash lookups per id of every merge).
+  std::vector<uint8_t> regular(tokens.size(), 0);
   for (TokenId id = 0; id < tokens.size(); ++id) {
-    if (tokens[id].empty() || special_ids.contains(id) || fallback_ids.contains(id)) continue;
+    regular[id] = !tokens[id].empty() && !special_ids.contains(id) && !fallback_ids.contains(id);
+  }
+  absl::flat_hash_map<std::string_view, TokenId, StringHash, StringEq> seen;
+  seen.reserve(tokens.size());
+  for (TokenId id = 0; id < tokens.size(); ++id) {
+    if (!regular[id]) continue;
     auto [it, inserted] = seen.emplace(tokens[id], id);
     if (!inserted) {
       return absl::InvalidArgumentError(
@@ -68,10 +75,7 @@ absl::Status BpeModel::Validate() const {
   }
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     const Merge& m = merges[rank];
-    auto bad = [&](TokenId id) {
-      return id >= tokens.size() || tokens[id].empty() || special_ids.contains(id) ||
-             fallback_ids.contains(id);
-    };
+    auto bad = [&](TokenId id) { return id >= tokens.size() || !regular[id]; };
     if (bad(m.left) || bad(m.right) || bad(m.result)) {
       return absl::InvalidArgumentError(
           absl::StrFormat("merge %d refers to an id that is not a regular token", rank));
