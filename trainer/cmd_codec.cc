@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "corpus_flags.h"
 #include "common/file_util.h"
 #include "common/strings.h"
 #include "corpus/line_reader.h"
@@ -247,24 +248,7 @@ int RunEncode(int argc, char** argv) {
   flags.AddBool("stats", &options.stats,
                 "print tokens per byte and per document, the ten most frequent ids and the share "
                 "of byte-fallback and single-byte tokens on stderr");
-  flags.AddChoice("doc-mode", &corpus.doc_mode, {"line", "file"},
-                  "documents of text files: each line with its newline, or each file whole");
-  flags.AddString("text-field", &corpus.text_field,
-                  "JSON lines: the field holding the text, a top-level key or a /JSON/pointer");
-  flags.AddChoice("input-format", &corpus.input_format, {"auto", "text", "jsonl"},
-                  "how to read inputs: by extension (auto), all as text, or all as JSON lines");
-  flags.AddStrings("include", &corpus.include, "read only files in input folders matching this glob");
-  flags.AddStrings("exclude", &corpus.exclude, "skip files in input folders matching this glob");
-  flags.AddBool("skip-bad-records", &corpus.skip_bad_records,
-                "skip (and count) malformed JSON records instead of stopping");
-  flags.AddEnum("progress", &corpus.progress,
-                {{"auto", ProgressFormat::kAuto}, {"bar", ProgressFormat::kBar},
-                 {"json", ProgressFormat::kJson}, {"none", ProgressFormat::kNone}},
-                "progress on stderr (auto: a bar on a terminal: bytes of total, MB/s, tokens, ETA)");
-  flags.AddSize("shard-bytes", &corpus.shard_bytes,
-                "uncompressed files are read in shards of about this many bytes");
-  flags.AddSize("batch-bytes", &corpus.batch_bytes,
-                "compressed inputs and stdin are read in batches of about this many bytes");
+  AddReadingFlags(flags, &corpus.reading);
   flags.AddBool("whole", &options.whole,
                 "encode the whole input as one text: one output line (one input; see also "
                 "--doc-mode file)");
@@ -300,7 +284,7 @@ int RunEncode(int argc, char** argv) {
     PrintError("encode", "--tokenizer is required");
     return kExitUsage;
   }
-  corpus.inputs = positional->empty() ? std::vector<std::string>{"-"} : *positional;
+  corpus.reading.inputs = positional->empty() ? std::vector<std::string>{"-"} : *positional;
   if (!(options.alpha >= 0) || options.nbest < 0) {
     PrintError("encode", "--alpha must be 0 or more and --nbest 0 or more");
     return kExitUsage;
@@ -327,7 +311,7 @@ int RunEncode(int argc, char** argv) {
         return kExitUsage;
       }
     }
-    if (corpus.inputs.size() > 1) {
+    if (corpus.reading.inputs.size() > 1) {
       PrintError("encode", "give at most one input file (or none to read stdin)");
       return kExitUsage;
     }
@@ -388,7 +372,7 @@ int RunEncode(int argc, char** argv) {
     if (options.stats) PrintStats((*encoder)->model(), *result);
     return kExitOk;
   }
-  const std::string input = corpus.inputs[0];
+  const std::string input = corpus.reading.inputs[0];
   tbb::global_control parallelism(
       tbb::global_control::max_allowed_parallelism,
       options.threads > 0 ? static_cast<size_t>(options.threads)

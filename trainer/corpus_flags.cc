@@ -34,18 +34,7 @@ void AddTextFlags(FlagSet& flags, PreTokenizerConfig* config) {
                 "(SentencePiece's dummy prefix); =false for none");
 }
 
-void AddCorpusFlags(FlagSet& flags, CountCorpusOptions* options) {
-  flags.AddChoice("preset", &options->pretokenizer.preset, PresetNames(), kPresetHelp);
-  AddTextFlags(flags, &options->pretokenizer);
-  flags.AddString("pattern", &options->pretokenizer.pattern,
-                  "a custom pre-tokenizer pattern instead of a preset: any PCRE2 regex (run by "
-                  "PCRE2 with JIT; see 'tokenmill pretokenize --help')");
-  flags.AddStrings("special-token", &options->special_tokens,
-                   "a literal token that is never split or merged, e.g. <|endoftext|>");
-  flags.AddInt("threads", &options->threads, "worker threads (0: all cores)");
-  flags.AddStrings("counts", &options->counts_files,
-                   "a word-count file from 'tokenmill count' to add to the corpus; word-count "
-                   "files given as inputs are recognised too");
+void AddReadingFlags(FlagSet& flags, CountCorpusOptions* options) {
   flags.AddChoice("doc-mode", &options->doc_mode, {"line", "file"},
                   "documents of text files: each line with its newline, or each file whole");
   flags.AddString("text-field", &options->text_field,
@@ -63,11 +52,26 @@ void AddCorpusFlags(FlagSet& flags, CountCorpusOptions* options) {
   flags.AddEnum("progress", &options->progress,
                 {{"auto", ProgressFormat::kAuto}, {"bar", ProgressFormat::kBar},
                  {"json", ProgressFormat::kJson}, {"none", ProgressFormat::kNone}},
-                  "progress while counting, on stderr (auto: a bar on a terminal, else none)");
+                "progress on stderr (auto: a bar on a terminal, else none)");
   flags.AddSize("shard-bytes", &options->shard_bytes,
                 "uncompressed files are read in shards of about this many bytes");
   flags.AddSize("batch-bytes", &options->batch_bytes,
                 "compressed inputs are handed to threads in batches of about this many bytes");
+}
+
+void AddCorpusFlags(FlagSet& flags, CountCorpusOptions* options) {
+  flags.AddChoice("preset", &options->pretokenizer.preset, PresetNames(), kPresetHelp);
+  AddTextFlags(flags, &options->pretokenizer);
+  flags.AddString("pattern", &options->pretokenizer.pattern,
+                  "a custom pre-tokenizer pattern instead of a preset: any PCRE2 regex (run by "
+                  "PCRE2 with JIT; see 'tokenmill pretokenize --help')");
+  flags.AddStrings("special-token", &options->special_tokens,
+                   "a literal token that is never split or merged, e.g. <|endoftext|>");
+  flags.AddInt("threads", &options->threads, "worker threads (0: all cores)");
+  flags.AddStrings("counts", &options->counts_files,
+                   "a word-count file from 'tokenmill count' to add to the corpus; word-count "
+                   "files given as inputs are recognised too");
+  AddReadingFlags(flags, options);
 }
 
 absl::Status FinishPreTokenizerFlags(const FlagSet& flags, PreTokenizerConfig* config) {

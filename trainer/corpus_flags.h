@@ -9,6 +9,10 @@
 namespace tokenmill::cli {
 
 void AddCorpusFlags(FlagSet& flags, CountCorpusOptions* options);
+// The reading flags alone (AddCorpusFlags adds them too): --doc-mode, --text-field,
+// --input-format, --include, --exclude, --skip-bad-records, --progress, --shard-bytes,
+// --batch-bytes; `encode` reads a corpus with them.
+void AddReadingFlags(FlagSet& flags, CountCorpusOptions* options);
 // The flags of the text settings past the split (normalization, digits, the metaspace prefix),
 // which AddCorpusFlags adds too.
 void AddTextFlags(FlagSet& flags, PreTokenizerConfig* config);

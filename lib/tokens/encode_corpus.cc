@@ -89,14 +89,8 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
   }
   // The corpus, planned as for counting with the model's own text settings (the cut rules
   // follow its pre-tokenizer and special tokens).
-  CountCorpusOptions corpus;
-  corpus.inputs = options.inputs;
-  corpus.doc_mode = options.doc_mode;
-  corpus.text_field = options.text_field;
-  corpus.input_format = options.input_format;
-  corpus.include = options.include;
-  corpus.exclude = options.exclude;
-  corpus.skip_bad_records = options.skip_bad_records;
+  CountCorpusOptions corpus = options.reading;
+  corpus.special_tokens.clear();
   corpus.pretokenizer = model.pre_tokenizer();
   for (const SpecialToken& s : model.special_tokens()) corpus.special_tokens.push_back(s.content);
   TM_ASSIGN_OR_RETURN(CorpusPlan plan, PlanCorpus(corpus));
@@ -120,12 +114,12 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
   std::vector<CutRule> rules;
   for (const InputFile& input : plan.inputs) rules.push_back(CutRuleFor(input, corpus));
   BatchReaderOptions reader_options;
-  reader_options.shard_bytes = options.shard_bytes;
-  reader_options.batch_bytes = options.batch_bytes;
+  reader_options.shard_bytes = corpus.shard_bytes;
+  reader_options.batch_bytes = corpus.batch_bytes;
   reader_options.padding = kJsonPadding;
   reader_options.max_open_streams = static_cast<size_t>(threads);
   BatchReader reader(plan.inputs, std::move(rules), reader_options);
-  const bool file_mode = options.doc_mode == "file";
+  const bool file_mode = corpus.doc_mode == "file";
   const TokenFileFormat format = options.format;
   std::vector<TokenId> eot_ids;
   if (options.eot) eot_ids.push_back(*options.eot);
@@ -181,7 +175,7 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
     chunk->json = input.format == RecordFormat::kJsonLines;
     uint64_t line = batch.first_line;
     if (chunk->json) {
-      if (s.json == nullptr) s.json = std::make_unique<JsonTextExtractor>(options.text_field);
+      if (s.json == nullptr) s.json = std::make_unique<JsonTextExtractor>(corpus.text_field);
       for (size_t start = 0; start < text.size();) {
         const size_t newline = text.find('\n', start);
         const size_t end = newline == std::string_view::npos ? text.size() : newline + 1;
@@ -194,7 +188,7 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
             ++chunk->documents;
             chunk->text_bytes += document.size();
             if (!encode(s, *chunk, document, batch.offset + start, line, true)) return chunk;
-          } else if (options.skip_bad_records) {
+          } else if (corpus.skip_bad_records) {
             if (++chunk->skipped == 1) {
               chunk->first_skipped = detail;
               chunk->skipped_offset = batch.offset + start;
@@ -235,7 +229,7 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
   };
 
   EncodeCorpusResult result;
-  CountProgress progress(options.progress, reader.total_disk_bytes(), CountProgress::Stage::kEncode);
+  CountProgress progress(corpus.progress, reader.total_disk_bytes(), CountProgress::Stage::kEncode);
   absl::Status failure;
   std::atomic<bool> stop{false};
   std::atomic<bool> stopped{false};

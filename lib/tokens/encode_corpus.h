@@ -27,22 +27,18 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/progress_format.h"
+#include "count/count_corpus.h"
 #include "model/encoder.h"
 #include "tokens/token_file.h"
 
 namespace tokenmill {
 
 struct EncodeCorpusOptions {
-  // What is read, as for counting (CountCorpusOptions' fields of the same names).
-  std::vector<std::string> inputs;  // files, folders, globs; "-" is stdin
-  std::string doc_mode = "line";    // line | file
-  std::string text_field = "text";
-  std::string input_format = "auto";
-  std::vector<std::string> include, exclude;
-  bool skip_bad_records = false;
-  size_t shard_bytes = size_t{4} << 20;
-  size_t batch_bytes = size_t{2} << 20;
+  // What is read and how, as counting reads it: inputs (files, folders, globs; "-" is stdin),
+  // doc_mode, text_field, input_format, include, exclude, skip_bad_records, progress,
+  // shard_bytes, batch_bytes. Its pretokenizer and special_tokens are not used (the model's
+  // are), nor threads (below) or counts_files (an error: they hold no text).
+  CountCorpusOptions reading;
   // What is written.
   std::string output = "-";  // "-": stdout
   TokenFileFormat format = TokenFileFormat::kText;
@@ -50,7 +46,6 @@ struct EncodeCorpusOptions {
   std::optional<TokenId> eot;  // appended after each document
   SpecialPolicy specials = SpecialPolicy::kAllow;
   int threads = 0;  // 0: all cores
-  ProgressFormat progress = ProgressFormat::kNone;
   bool stats = false;  // count every id (EncodeCorpusResult::id_counts)
 };
 
