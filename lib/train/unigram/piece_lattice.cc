@@ -16,6 +16,14 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
+// std::llround for x >= 0 (an expected count in fixed point), without the library call: the
+// fractional part x - trunc(x) is exact below 2^52 (and 0 above), so halves round up, away
+// from zero, exactly as llround rounds them.
+inline int64_t RoundNonNegative(double x) {
+  const int64_t whole = static_cast<int64_t>(x);
+  return whole + (x - static_cast<double>(whole) >= 0.5 ? 1 : 0);
+}
+
 struct Edge {
   uint32_t start, end;
   uint32_t piece;  // PieceTrie::kNone: unknown
@@ -224,8 +232,7 @@ void Lattices::Remap(std::span<const uint32_t> new_index) {
       }
     }
     chunk.begin.back() = static_cast<uint32_t>(out);
-    chunk.edges.resize(out);
-    chunk.edges.shrink_to_fit();
+    chunk.edges.resize(out);  // (not shrunk: a copy per round, and the first round's size is the peak)
   });
 }
 
@@ -291,8 +298,8 @@ EStep RunEStep(const UnigramWords& words, const PieceSet& set, const Lattices& l
         const double scale = count / s.alpha[n] * kFixedScale;
         for (const Lattices::Occurrence& o : occ) {
           if (!set.alive[o.piece]) continue;
-          local.expected[o.piece] += std::llround(s.alpha[o.start] * set.probability[o.piece] *
-                                                  s.beta[o.start + o.length] * scale);
+          local.expected[o.piece] += RoundNonNegative(s.alpha[o.start] * set.probability[o.piece] *
+                                                      s.beta[o.start + o.length] * scale);
         }
         local.ll += static_cast<__int128>(std::round(count * std::log(s.alpha[n]) * kFixedScale));
         continue;
@@ -316,7 +323,7 @@ EStep RunEStep(const UnigramWords& words, const PieceSet& set, const Lattices& l
         for (const Edge& e : s.edges) {
           if (e.piece == PieceTrie::kNone) continue;
           local.expected[e.piece] +=
-              std::llround(s.alpha[e.start] * set.probability[e.piece] * s.beta[e.end] * scale);
+              RoundNonNegative(s.alpha[e.start] * set.probability[e.piece] * s.beta[e.end] * scale);
         }
         local.ll += static_cast<__int128>(std::round(count * std::log(s.alpha[n]) * kFixedScale));
         continue;
@@ -356,7 +363,7 @@ EStep RunEStep(const UnigramWords& words, const PieceSet& set, const Lattices& l
       for (const Edge& e : s.edges) {
         if (e.piece == PieceTrie::kNone) continue;
         const double p = std::exp(s.alpha[e.start] + e.score + s.beta[e.end] - z);
-        local.expected[e.piece] += std::llround(count * p * kFixedScale);
+        local.expected[e.piece] += RoundNonNegative(count * p * kFixedScale);
       }
       local.ll += static_cast<__int128>(std::round(count * z * kFixedScale));
     }
