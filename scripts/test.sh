@@ -6,6 +6,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
+# The npm peers some tests compare against (tiktoken: EncodeCorpusCli's ids), into scripts/.peers.
+"$root/scripts/install_peers.sh"
 build_dir=${1:-"$root/build"}
 shift || true
 "$root/scripts/build.sh" "$build_dir" "$@"
