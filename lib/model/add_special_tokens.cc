@@ -23,26 +23,15 @@ struct RegularTokens {
 };
 
 RegularTokens FindRegularTokens(const Model& model) {
-  std::span<const std::string> tokens = model.token_bytes();
+  RegularTokens regular;
+  regular.by_bytes = model.TokenIndex();
   absl::flat_hash_set<TokenId> special_ids;
   for (const SpecialToken& s : model.special_tokens()) special_ids.insert(s.id);
-  std::vector<int> fallback_byte(tokens.size(), -1);
-  std::span<const TokenId> fallback = model.byte_fallback_ids();
-  for (size_t b = 0; b < fallback.size(); ++b) {
-    if (fallback[b] < tokens.size()) fallback_byte[fallback[b]] = static_cast<int>(b);
-  }
-  const Units& units = model.units();
-  RegularTokens regular;
-  regular.by_bytes.reserve(tokens.size());
-  regular.by_text.reserve(tokens.size());
-  for (TokenId id = 0; id < tokens.size(); ++id) {
-    if (tokens[id].empty() || special_ids.contains(id)) continue;
-    if (fallback_byte[id] >= 0) {
-      regular.by_text.emplace(ByteFallbackName(static_cast<unsigned char>(fallback_byte[id])), id);
-      continue;
-    }
-    regular.by_bytes.emplace(tokens[id], id);
-    regular.by_text.emplace(units.TokenToText(tokens[id]), id);
+  const std::vector<std::string> texts = model.TokenTexts();
+  regular.by_text.reserve(texts.size());
+  for (TokenId id = 0; id < texts.size(); ++id) {
+    if (model.token_bytes()[id].empty() || special_ids.contains(id)) continue;
+    regular.by_text.emplace(texts[id], id);
   }
   return regular;
 }

@@ -1,5 +1,7 @@
 #include "model/model.h"
 
+#include "model/units.h"
+
 #include "absl/container/flat_hash_set.h"
 
 namespace tokenmill {
@@ -65,6 +67,26 @@ StringMap<TokenId> Model::TokenIndex() const {
     index.emplace(tokens[id], id);
   }
   return index;
+}
+
+std::vector<std::string> Model::TokenTexts() const {
+  std::span<const std::string> tokens = token_bytes();
+  std::vector<std::string> texts(tokens.size());
+  std::vector<bool> named(tokens.size(), false);
+  for (const SpecialToken& s : special_tokens()) {
+    if (s.id < tokens.size()) texts[s.id] = s.content, named[s.id] = true;
+  }
+  std::span<const TokenId> fallback = byte_fallback_ids();
+  for (size_t b = 0; b < fallback.size(); ++b) {
+    if (fallback[b] < tokens.size() && !named[fallback[b]]) {
+      texts[fallback[b]] = ByteFallbackName(static_cast<unsigned char>(b));
+      named[fallback[b]] = true;
+    }
+  }
+  for (TokenId id = 0; id < tokens.size(); ++id) {
+    if (!named[id] && !tokens[id].empty()) texts[id] = units().TokenToText(tokens[id]);
+  }
+  return texts;
 }
 
 }  // namespace tokenmill

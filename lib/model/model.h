@@ -81,6 +81,10 @@ class Model {
   size_t VocabSize() const;
   // A token's bytes to its id, for regular (non-special) tokens.
   StringMap<TokenId> TokenIndex() const;
+  // Each id's text as tokenizer.json's vocabulary writes it (and Hugging Face shows it): a
+  // special token's content, "<0x41>" for a byte-fallback token, units().TokenToText of the
+  // bytes for the rest (byte-level "Ġthe" for " the"); "" for an id no token holds.
+  std::vector<std::string> TokenTexts() const;
 };
 
 }  // namespace tokenmill

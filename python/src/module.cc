@@ -548,31 +548,23 @@ class Tokenizer {
 
   size_t VocabSize() const { return model().VocabSize(); }
 
-  // A token as Hugging Face's vocabulary shows it: a special token's text, "<0x41>" for a
-  // byte-fallback token, byte-level text for byte-level models.
-  std::string TokenText(TokenId id) const {
-    const Model& m = model();
-    for (const SpecialToken& s : m.special_tokens()) {
-      if (s.id == id) return s.content;
-    }
-    const std::string& bytes = m.token_bytes()[id];
-    std::span<const TokenId> fallback = m.byte_fallback_ids();
-    if (std::find(fallback.begin(), fallback.end(), id) != fallback.end()) {
-      return ByteFallbackName(static_cast<unsigned char>(bytes[0]));
-    }
-    return m.units().TokenToText(bytes);
-  }
+  // A token as Hugging Face's vocabulary shows it (Model::TokenTexts, made once).
+  const std::string& TokenText(TokenId id) const { return Texts()[id]; }
 
   std::optional<std::string> IdToToken(int64_t id) const {
-    if (id < 0 || static_cast<size_t>(id) >= VocabSize()) return std::nullopt;
+    if (id < 0 || static_cast<size_t>(id) >= Texts().size() ||
+        model().token_bytes()[static_cast<size_t>(id)].empty()) {
+      return std::nullopt;
+    }
     return TokenText(static_cast<TokenId>(id));
   }
 
   const StringMap<TokenId>& Vocab() const {
     if (!vocab_) {
       vocab_.emplace();
-      for (size_t id = 0; id < VocabSize(); ++id) {
-        vocab_->emplace(TokenText(static_cast<TokenId>(id)), static_cast<TokenId>(id));
+      const std::vector<std::string>& texts = Texts();
+      for (size_t id = 0; id < texts.size(); ++id) {
+        if (!model().token_bytes()[id].empty()) vocab_->emplace(texts[id], static_cast<TokenId>(id));
       }
     }
     return *vocab_;
@@ -643,6 +635,7 @@ class Tokenizer {
     AddedSpecialTokens added = Take(AddSpecialTokens(model(), tokens));
     encoder_ = Take(Encoder::Create(std::unique_ptr<const Model>(std::move(added.model))));
     vocab_.reset();
+    texts_.reset();
     ints_.clear();
     return added.added;
   }
@@ -690,7 +683,13 @@ class Tokenizer {
     return list;
   }
 
+  const std::vector<std::string>& Texts() const {
+    if (!texts_) texts_ = model().TokenTexts();
+    return *texts_;
+  }
+
   std::unique_ptr<Encoder> encoder_;
+  mutable std::optional<std::vector<std::string>> texts_;
   mutable std::optional<StringMap<TokenId>> vocab_;
   mutable std::vector<py::object> ints_;  // ints_[id] is the int id
 };

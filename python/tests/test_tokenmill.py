@@ -65,6 +65,10 @@ def test_cl100k_encodes_hello_as_openai_does(vocab_dir):
     tok = tokenmill.Tokenizer.from_file(vocab_dir / "cl100k_base.tiktoken")
     assert tok.encode("hello") == [15339]
     assert tok.vocab_size == 100261  # entries, as Hugging Face counts them (ids have gaps)
+    # Special tokens above the entry count are in the vocabulary; a gap id names no token.
+    assert len(tok.get_vocab()) == 100261
+    assert tok.token_to_id("<|endofprompt|>") == 100276 and tok.id_to_token(100276) == "<|endofprompt|>"
+    assert tok.id_to_token(100256) is None
     assert tok.decode(tok.encode("héllo wörld <|endoftext|>")) == "héllo wörld <|endoftext|>"
     assert tok.encode("<|endoftext|>") == [100257]
     assert tok.encode("<|endoftext|>", allowed_special="none") != [100257]
