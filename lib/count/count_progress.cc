@@ -60,34 +60,27 @@ void CountProgress::Print(bool final, uint64_t unique) {
     eta = seconds * static_cast<double>(total_ - bytes) / static_cast<double>(bytes);
   }
   std::string line;
+  // The two stages differ only in their names and in the third number (an upper bound on the
+  // unique words until counting ends; exact tokens).
   const bool encoding = stage_ == Stage::kEncode;
-  if (format_ == ProgressFormat::kJson && encoding) {
+  const char* stage = encoding ? "encode" : "count";
+  const char* third = encoding ? "tokens" : "unique_words";
+  if (format_ == ProgressFormat::kJson) {
     line = absl::StrFormat(
-        "{\"stage\":\"encode\",\"final\":%s,\"seconds\":%.2f,\"bytes_read\":%u,\"bytes_total\":%u,"
-        "\"mb_per_s\":%.1f,\"documents\":%u,\"tokens\":%u%s}\n",
-        final ? "true" : "false", seconds, bytes, total_, mb_per_s, documents, unique,
-        eta >= 0 ? absl::StrFormat(",\"eta_seconds\":%.1f", eta) : std::string());
-  } else if (format_ == ProgressFormat::kJson) {
-    line = absl::StrFormat(
-        "{\"stage\":\"count\",\"final\":%s,\"seconds\":%.2f,\"bytes_read\":%u,\"bytes_total\":%u,"
-        "\"mb_per_s\":%.1f,\"documents\":%u,\"unique_words\":%u%s}\n",
-        final ? "true" : "false", seconds, bytes, total_, mb_per_s, documents, unique,
+        "{\"stage\":\"%s\",\"final\":%s,\"seconds\":%.2f,\"bytes_read\":%u,\"bytes_total\":%u,"
+        "\"mb_per_s\":%.1f,\"documents\":%u,\"%s\":%u%s}\n",
+        stage, final ? "true" : "false", seconds, bytes, total_, mb_per_s, documents, third, unique,
         eta >= 0 ? absl::StrFormat(",\"eta_seconds\":%.1f", eta) : std::string());
   } else {
     std::string of_total =
         total_ > 0 ? absl::StrFormat(" / %.1f MB (%3.0f%%)", static_cast<double>(total_) / 1e6,
                                      100.0 * static_cast<double>(bytes) / static_cast<double>(total_))
                    : std::string();
-    const std::string eta_text = eta >= 0 ? absl::StrFormat(", ETA %.0f s", eta) : std::string();
-    if (encoding) {
-      line = absl::StrFormat("\rencoding: %.1f MB%s, %.1f MB/s, %u documents, %u tokens%s\033[K",
-                             static_cast<double>(bytes) / 1e6, of_total, mb_per_s, documents,
-                             unique, eta_text);
-    } else {
-      line = absl::StrFormat("\rcounting: %.1f MB%s, %.1f MB/s, %u documents, %s%u unique words%s\033[K",
-                             static_cast<double>(bytes) / 1e6, of_total, mb_per_s, documents,
-                             final ? "" : "<= ", unique, eta_text);
-    }
+    line = absl::StrFormat("\r%s: %.1f MB%s, %.1f MB/s, %u documents, %s%u %s%s\033[K",
+                           encoding ? "encoding" : "counting", static_cast<double>(bytes) / 1e6,
+                           of_total, mb_per_s, documents, final || encoding ? "" : "<= ", unique,
+                           encoding ? "tokens" : "unique words",
+                           eta >= 0 ? absl::StrFormat(", ETA %.0f s", eta) : std::string());
   }
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
