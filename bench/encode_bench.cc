@@ -129,6 +129,47 @@ void BM_EncodeBatch(benchmark::State& state) {
   ReportThroughput(state, text.size(), tokens);
 }
 
+// BM_EncodeBatch with cold caches, as a process encoding a corpus once sees them: each
+// iteration encodes with a new Encoder (built, untimed, from the vocabulary loaded once).
+// scripts/encode_bench.sh compares `tokenmill encode` with this.
+void BM_EncodeBatchCold(benchmark::State& state) {
+  const std::string& text = bench::BenchCorpus(kCorpora[state.range(0)]);
+  const int threads = static_cast<int>(state.range(2));
+  state.SetLabel(std::string(kCorpora[state.range(0)]) + "/" + kEncodings[state.range(1)] + "/" +
+                 std::to_string(threads) + " threads, cold caches");
+  static auto* models = new std::map<int64_t, BpeModel>;
+  if (!models->contains(state.range(1))) {
+    absl::StatusOr<BpeModel> model =
+        LoadBpeModel(testing::TestVocabDir() + kEncodings[state.range(1)] + ".tiktoken");
+    if (!model.ok()) {
+      state.SkipWithError("cannot load the tokenizer");
+      return;
+    }
+    models->emplace(state.range(1), *std::move(model));
+  }
+  const BpeModel& model = models->at(state.range(1));
+  std::vector<std::string_view> docs = Lines(text);
+  tbb::task_arena arena(threads);
+  size_t tokens = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    absl::StatusOr<std::unique_ptr<Encoder>> encoder = Encoder::Create(BpeModel(model));
+    if (!encoder.ok()) {
+      state.SkipWithError("cannot build the encoder");
+      return;
+    }
+    state.ResumeTiming();
+    arena.execute([&] {
+      absl::StatusOr<EncodedBatch> ids = (*encoder)->EncodeBatch(docs, SpecialPolicy::kAsText);
+      tokens = ids->ids.size();
+    });
+    state.PauseTiming();
+    encoder->reset();
+    state.ResumeTiming();
+  }
+  ReportThroughput(state, text.size(), tokens);
+}
+
 // A tokenizer of the user's (e.g. one tokenmill trained with vocab 30000), whole-file.
 void BM_EncodeWholeTrained(benchmark::State& state) {
   const char* path = std::getenv("TOKENMILL_BENCH_TOKENIZER");
@@ -153,6 +194,10 @@ BENCHMARK(BM_EncodeBatch)
     ->Args({0, 0, 1})->Args({0, 0, 2})->Args({1, 0, 1})->Args({1, 0, 2})
     // scripts/encode_bench.sh's in-process figures: o200k, and linux_c_100m (corpus 3)
     ->Args({0, 1, 2})->Args({1, 1, 2})->Args({3, 0, 2})->Args({3, 1, 2})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_EncodeBatchCold)
+    ->Args({0, 0, 2})->Args({0, 1, 2})->Args({1, 0, 2})->Args({1, 1, 2})->Args({3, 0, 2})
+    ->Args({3, 1, 2})->Args({0, 0, 1})->Args({1, 0, 1})->Args({3, 0, 1})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_EncodeWholeTrained)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -4,8 +4,10 @@
 #  - `tokenmill encode --output-format u32 --output F` with --threads 2 and --threads 1: wall time
 #    of the whole process (start to file closed and renamed; /usr/bin/time), median of RUNS;
 #  - the in-process encoder on the same lines, 2 threads, no I/O: tokenmill_bench's
-#    BM_EncodeBatch (Encoder::EncodeBatch over the corpus's lines held in memory), median of RUNS
-#    repetitions;
+#    BM_EncodeBatchCold (Encoder::EncodeBatch over the corpus's lines held in memory, a new
+#    Encoder each repetition, so its piece caches start cold as a process's do; no start-up)
+#    and BM_EncodeBatch (one Encoder, caches warm after the first pass), median of RUNS
+#    repetitions each;
 #  - the peers on the same lines and vocabulary: npm tiktoken's encode per line and Hugging
 #    Face's encodeBatch (npm tokenizers, on tokenmill's tokenizer.json of the vocabulary), their
 #    encode calls alone (scripts/peer_encode_batch.cjs: their best case), median of PEER_RUNS.
@@ -37,7 +39,7 @@ corpus_index() { case $1 in linux_docs) echo 0;; poetry) echo 1;; brown) echo 2;
 for enc in cl100k_base o200k_base; do "$tm" convert "$vocab/$enc.tiktoken" "$work/$enc.json" 2>/dev/null; done
 echo "tokenmill $(git -C "$root" rev-parse --short HEAD), $(nproc) cores, $runs runs (peers $peer_runs), medians"
 echo
-echo "| corpus | vocabulary | encode u32, 2 threads | 1 thread | 2 ÷ 1 threads | in-process EncodeBatch, 2 threads | end to end ÷ in-process | tiktoken (npm) | HF encodeBatch (npm) | tokenmill ÷ tiktoken | tokenmill ÷ HF |"
+echo "| corpus | vocabulary | encode u32, 2 threads | 1 thread | 2 ÷ 1 threads | in-process EncodeBatch, 2 threads, cold / warm caches | end to end ÷ in-process cold | tiktoken (npm) | HF encodeBatch (npm) | tokenmill ÷ tiktoken | tokenmill ÷ HF |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for corpus in "${corpora[@]}"; do
   zstd -qdc "$root/../shared/corpora/$corpus.txt.zst" > "$work/all.txt"
@@ -63,16 +65,20 @@ for corpus in "${corpora[@]}"; do
         esac
       done
     done
-    "$bench" --benchmark_filter="BM_EncodeBatch/$ci/$e/2/real_time\$" --benchmark_repetitions="$runs" \
-      --benchmark_format=json 2> /dev/null > "$work/bench.json"
-    inproc=$($py -c "
+    in_process() {  # BENCHMARK_NAME: its median MB/s over RUNS repetitions
+      "$bench" --benchmark_filter="$1/$ci/$e/2/real_time\$" --benchmark_repetitions="$runs" \
+        --benchmark_format=json 2> /dev/null > "$work/bench.json"
+      $py -c "
 import json, statistics, sys
 runs = [b for b in json.load(open(sys.argv[1]))['benchmarks'] if b.get('run_type') == 'iteration']
-print(statistics.median(b['bytes_per_second'] for b in runs) / 1e6)" "$work/bench.json")
+print(statistics.median(b['bytes_per_second'] for b in runs) / 1e6)" "$work/bench.json"
+    }
+    inproc=$(in_process BM_EncodeBatchCold)
+    warm=$(in_process BM_EncodeBatch)
     mbs() { echo "$bytes / $1 / 1000000" | bc -l; }
     t2=$(median < "$work/t_t2"); t1=$(median < "$work/t_t1"); tt=$(median < "$work/t_tt"); hf=$(median < "$work/t_hf")
-    printf '| %s | %s | %.0f MB/s (%s s) | %.0f MB/s | %.2f× | %.0f MB/s | %.2f | %.1f MB/s | %.1f MB/s | %.0f× | %.0f× |\n' \
-      "$corpus" "$enc" "$(mbs "$t2")" "$t2" "$(mbs "$t1")" "$(echo "$t1 / $t2" | bc -l)" "$inproc" \
+    printf '| %s | %s | %.0f MB/s (%s s) | %.0f MB/s | %.2f× | %.0f / %.0f MB/s | %.2f | %.1f MB/s | %.1f MB/s | %.0f× | %.0f× |\n' \
+      "$corpus" "$enc" "$(mbs "$t2")" "$t2" "$(mbs "$t1")" "$(echo "$t1 / $t2" | bc -l)" "$inproc" "$warm" \
       "$(echo "$(mbs "$t2") / $inproc" | bc -l)" "$(mbs "$tt")" "$(mbs "$hf")" \
       "$(echo "$tt / $t2" | bc -l)" "$(echo "$hf / $t2" | bc -l)"
   done
