@@ -29,8 +29,8 @@ class PieceTrie {
   static constexpr uint32_t kRoot = 0;
   uint32_t Child(uint32_t node, uint32_t id) const {
     if (node == kRoot) return id < root_.size() ? root_[id] : kNone;
-    const Link* begin = links_.data() + first_[node];
-    const Link* end = links_.data() + first_[node + 1];
+    const Link* begin = links_.data() + nodes_[node].first;
+    const Link* end = links_.data() + nodes_[node + 1].first;
     if (end - begin <= 8) {
       for (const Link* l = begin; l != end; ++l) {
         if (l->id == id) return l->child;
@@ -41,7 +41,7 @@ class PieceTrie {
     return l != end && l->id == id ? l->child : kNone;
   }
   // The piece ending at `node`, or kNone.
-  uint32_t Piece(uint32_t node) const { return piece_[node]; }
+  uint32_t Piece(uint32_t node) const { return nodes_[node].piece; }
   // For a subset of the pieces: piece i becomes new_index[i] (kNone: gone). The nodes stay
   // (a path to a gone piece just ends nowhere).
   void Remap(std::span<const uint32_t> new_index);
@@ -50,10 +50,14 @@ class PieceTrie {
   struct Link {
     uint32_t id, child;
   };
-  std::vector<uint32_t> root_;     // the root's children by character id
-  std::vector<uint32_t> first_;    // node k's children are links_[first_[k], first_[k + 1])
-  std::vector<Link> links_;        // by node, then character id
-  std::vector<uint32_t> piece_;
+  // A node's piece beside where its children start: a walk reads both of the node it reaches.
+  struct Node {
+    uint32_t first;  // node k's children are links_[nodes_[k].first, nodes_[k + 1].first)
+    uint32_t piece;
+  };
+  std::vector<uint32_t> root_;  // the root's children by character id
+  std::vector<Node> nodes_;     // one per node, and a last one holding the end of links_
+  std::vector<Link> links_;     // by node, then character id
 };
 
 // The pieces of one round, their trie, scores and the unknown edge's score. Within a round

@@ -186,7 +186,8 @@ std::vector<ScoredPiece> MakeSeedPieces(const UnigramWords& words, const PieceRu
       offer(order[k], len, w);
     }
   }
-  std::sort(kept.begin(), kept.end(), better);
+  // (`better` is a strict total order: no two candidates spell the same piece.)
+  tbb::parallel_sort(kept.begin(), kept.end(), better);
   if (kept.size() > seed_size) kept.resize(seed_size);
 
   std::vector<ScoredPiece> seeds;
