@@ -106,6 +106,43 @@ TEST(BatchReader, EveryByteInExactlyOneBatch) {
   }
 }
 
+// min_shards: a file smaller than min_shards * shard_bytes is cut into about min_shards shards
+// (none under kMinShardBytes), still every byte in exactly one batch; bigger files keep
+// shard_bytes.
+TEST(BatchReader, SmallFilesAreCutIntoMinShards) {
+  testing::TempDir dir;
+  std::string text;
+  for (int i = 0; text.size() < 3 * kMinShardBytes; ++i) text += "line " + std::to_string(i) + " of text\n";
+  text.resize(3 * kMinShardBytes - 1);  // exactly three kMinShardBytes
+  text += '\n';
+  auto inputs = ResolveInputs({dir.Write("t.txt", text)}, InputSelection{});
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  auto batches = [&](size_t shard_bytes, size_t min_shards) {
+    BatchReaderOptions options;
+    options.shard_bytes = shard_bytes;
+    options.min_shards = min_shards;
+    BatchReader reader(*inputs, {CutRule(CutKind::kLine)}, options);
+    BatchReader::Ticket ticket;
+    Batch batch;
+    std::string joined;
+    size_t count = 0;
+    while (reader.NextTicket(&ticket)) {
+      EXPECT_TRUE(reader.Fill(ticket, &batch).ok());
+      if (batch.text().empty()) continue;
+      EXPECT_EQ(batch.offset, joined.size());
+      joined += batch.text();
+      ++count;
+    }
+    EXPECT_EQ(joined, text);
+    return count;
+  };
+  EXPECT_EQ(batches(size_t{4} << 20, 1), 1u);   // one 4 MB shard holds it all
+  EXPECT_EQ(batches(size_t{4} << 20, 3), 3u);   // three of about a third each
+  EXPECT_EQ(batches(size_t{4} << 20, 100), 3u);  // but none under kMinShardBytes
+  EXPECT_EQ(batches(kMinShardBytes, 2), 3u);     // already finer than asked: kept
+  EXPECT_EQ(batches(kMinShardBytes / 2, 2), 6u);
+}
+
 TEST(InputFiles, FormatsFromMagicAndExtension) {
   testing::TempDir dir;
   dir.Write("a.jsonl", "{}\n");

@@ -95,6 +95,19 @@ BatchReader::BatchReader(std::vector<InputFile> inputs, std::vector<CutRule> cut
     : inputs_(std::move(inputs)), cut_rules_(std::move(cut_rules)), options_(options) {
   options_.shard_bytes = std::max<size_t>(options_.shard_bytes, 1);
   options_.batch_bytes = std::max<size_t>(options_.batch_bytes, 1);
+  uint64_t cuttable = 0;  // bytes of the files cut into shards
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const InputFile& input = inputs_[i];
+    if (!input.is_stdin() && input.compression == Compression::kNone &&
+        cut_rules_[i].kind() != CutKind::kNever) {
+      cuttable += input.size;
+    }
+  }
+  if (options_.min_shards > 1 && cuttable / options_.shard_bytes < options_.min_shards) {
+    const uint64_t finer = (cuttable + options_.min_shards - 1) / options_.min_shards;
+    options_.shard_bytes = static_cast<size_t>(std::clamp<uint64_t>(
+        finer, std::min<uint64_t>(kMinShardBytes, options_.shard_bytes), options_.shard_bytes));
+  }
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const InputFile& input = inputs_[i];
     total_disk_bytes_ += input.size;

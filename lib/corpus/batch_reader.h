@@ -34,7 +34,13 @@ struct BatchReaderOptions {
   size_t batch_bytes = size_t{2} << 20;  // a stream read yields about this much
   size_t padding = 0;                    // readable bytes kept after every batch's text
   size_t max_open_streams = 1;           // compressed inputs read at once (when there is other work)
+  // Uncompressed files are cut finer than shard_bytes (down to kMinShardBytes) when their total
+  // would give fewer shards than this, so that threads do not idle while one finishes the last
+  // big shard (brown's 5 MB in 4 MB shards left one of two counting threads idle for most of
+  // the count). Counting and encoding ask for 4 per thread.
+  size_t min_shards = 1;
 };
+inline constexpr size_t kMinShardBytes = size_t{256} << 10;
 
 struct Batch {
   size_t input = 0;         // index into the inputs

@@ -285,6 +285,7 @@ absl::StatusOr<CorpusCounts> CountCorpus(CorpusPlan plan) {
     reader_options.batch_bytes = options.batch_bytes;
     reader_options.padding = kJsonPadding;
     reader_options.max_open_streams = static_cast<size_t>(threads);
+    reader_options.min_shards = static_cast<size_t>(threads) * 4;
     BatchReader reader(std::move(inputs), std::move(rules), reader_options);
     CorpusCounter counter(options, tools, reader);
     TM_RETURN_IF_ERROR(counter.Run(threads, progress, result));

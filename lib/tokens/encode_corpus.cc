@@ -118,6 +118,7 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
   reader_options.batch_bytes = corpus.batch_bytes;
   reader_options.padding = kJsonPadding;
   reader_options.max_open_streams = static_cast<size_t>(threads);
+  reader_options.min_shards = static_cast<size_t>(threads) * 4;
   BatchReader reader(plan.inputs, std::move(rules), reader_options);
   const bool file_mode = corpus.doc_mode == "file";
   const TokenFileFormat format = options.format;
