@@ -518,23 +518,40 @@ std::vector<uint32_t> Viterbi(std::span<const uint32_t> text, const PieceSet& se
   return pieces;
 }
 
-PieceSegmentations SegmentPiece(std::span<const uint32_t> text, const PieceSet& set) {
-  thread_local Scratch s;
-  thread_local std::vector<uint32_t> path;
+namespace {
+
+// SegmentPiece once s.edges holds the lattice of the piece's n characters.
+PieceSegmentations SegmentEdges(size_t n, Scratch& s, std::vector<uint32_t>& path) {
   PieceSegmentations out;
-  Edges(text, set, s.edges);
   path.clear();
-  BestPath(text.size(), s, path);
+  BestPath(n, s, path);
   for (uint32_t k : path) out.best.push_back(s.edges[k].piece);
   if (out.best.size() != 1) return out;
   std::erase_if(s.edges, [&](const Edge& e) {
-    return e.piece == PieceTrie::kNone || (e.start == 0 && e.end == text.size());
+    return e.piece == PieceTrie::kNone || (e.start == 0 && e.end == n);
   });
   path.clear();
-  if (BestPath(text.size(), s, path)) {
+  if (BestPath(n, s, path)) {
     for (uint32_t k : path) out.alternative.push_back(s.edges[k].piece);
   }
   return out;
+}
+
+}  // namespace
+
+PieceSegmentations SegmentPiece(std::span<const uint32_t> text, const PieceSet& set) {
+  thread_local Scratch s;
+  thread_local std::vector<uint32_t> path;
+  Edges(text, set, s.edges);
+  return SegmentEdges(text.size(), s, path);
+}
+
+PieceSegmentations SegmentPiece(std::span<const Lattices::Occurrence> occurrences, size_t n,
+                                const PieceSet& set) {
+  thread_local Scratch s;
+  thread_local std::vector<uint32_t> path;
+  Edges(occurrences, n, set, s.edges);
+  return SegmentEdges(n, s, path);
 }
 
 }  // namespace tokenmill::unigram

@@ -149,5 +149,9 @@ struct PieceSegmentations {
   std::vector<uint32_t> best, alternative;
 };
 PieceSegmentations SegmentPiece(std::span<const uint32_t> text, const PieceSet& set);
+// The same from the piece's cached occurrences in its own text of n characters (a Lattices
+// over the pieces' texts: the trie walked once, not once per round).
+PieceSegmentations SegmentPiece(std::span<const Lattices::Occurrence> occurrences, size_t n,
+                                const PieceSet& set);
 
 }  // namespace tokenmill::unigram
