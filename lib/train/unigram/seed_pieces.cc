@@ -1,6 +1,7 @@
 #include "train/unigram/seed_pieces.h"
 
 #include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_sort.h>
 
@@ -137,11 +138,6 @@ std::vector<ScoredPiece> MakeSeedPieces(const UnigramWords& words, const PieceRu
   std::vector<uint32_t>().swap(word_at);
 
   // Candidates, keeping the best seed_size (score descending, then code points ascending).
-  std::vector<uint32_t> buffer(max_piece_length);
-  auto valid = [&](uint64_t pos, uint32_t len) {
-    for (uint32_t k = 0; k < len; ++k) buffer[k] = text[pos + k] - 1;
-    return rules.Valid(buffer.data(), len);
-  };
   auto better = [&](const Candidate& a, const Candidate& b) {
     if (a.score != b.score) return a.score > b.score;
     const uint32_t len = std::min(a.len, b.len);
@@ -151,42 +147,74 @@ std::vector<ScoredPiece> MakeSeedPieces(const UnigramWords& words, const PieceRu
     }
     return a.len < b.len;
   };
-  std::vector<Candidate> kept;
-  uint64_t candidates = 0;
-  auto offer = [&](uint64_t pos, uint32_t len, uint64_t freq) {
-    if (!valid(pos, len)) return;
-    ++candidates;
-    kept.push_back({freq * len, pos, len});
-    if (kept.size() >= 2 * seed_size + 1024) {
-      std::nth_element(kept.begin(), kept.begin() + static_cast<long>(seed_size), kept.end(), better);
-      kept.resize(seed_size);
+  // Found in parallel over segments of the suffix order cut where lcp <= 1: no interval of
+  // depth >= 2 (a node that may be a piece) crosses such a cut, since the lcps inside an
+  // interval are at least its depth, so each segment's intervals are those of the whole run.
+  // Each thread keeps its own best seed_size (`better` is a strict total order: no two
+  // candidates spell the same piece), so the union holds the overall best.
+  struct Local {
+    std::vector<Candidate> kept;
+    std::vector<uint32_t> buffer;
+    std::vector<std::pair<uint32_t, size_t>> stack;  // (lcp, left bound)
+    uint64_t candidates = 0;
+  };
+  tbb::enumerable_thread_specific<Local> locals([&] {
+    Local l;
+    l.buffer.resize(max_piece_length);
+    return l;
+  });
+  auto offer = [&](Local& l, uint64_t pos, uint32_t len, uint64_t freq) {
+    for (uint32_t k = 0; k < len; ++k) l.buffer[k] = text[pos + k] - 1;
+    if (!rules.Valid(l.buffer.data(), len)) return;
+    ++l.candidates;
+    l.kept.push_back({freq * len, pos, len});
+    if (l.kept.size() >= 2 * seed_size + 1024) {
+      std::nth_element(l.kept.begin(), l.kept.begin() + static_cast<long>(seed_size), l.kept.end(), better);
+      l.kept.resize(seed_size);
     }
   };
-  // Internal nodes: lcp intervals of depth 2..max_piece_length.
-  std::vector<std::pair<uint32_t, size_t>> stack;  // (lcp, left bound)
-  stack.emplace_back(0, 0);
-  for (size_t k = 1; k <= m; ++k) {
-    size_t lb = k - 1;
-    const uint32_t h = lcp[k];
-    while (h < stack.back().first) {
-      auto [depth_here, left] = stack.back();
-      stack.pop_back();
-      if (depth_here >= 2 && depth_here <= max_piece_length) {
-        offer(order[left], depth_here, weight[k] - weight[left]);
+  const size_t segments = std::max<size_t>(1, std::min<size_t>(m / 4096, 1024));
+  std::vector<size_t> cut(segments + 1, m);
+  cut[0] = 0;
+  for (size_t j = 1; j < segments; ++j) {
+    size_t at = std::max(cut[j - 1], m * j / segments);
+    while (at < m && lcp[at] > 1) ++at;
+    cut[j] = at;
+  }
+  tbb::parallel_for(size_t{0}, segments, [&](size_t j) {
+    const size_t first = cut[j], last = cut[j + 1];
+    if (first >= last) return;
+    Local& l = locals.local();
+    // Internal nodes: lcp intervals of depth 2..max_piece_length.
+    l.stack.assign(1, {0, first});
+    for (size_t k = first + 1; k <= last; ++k) {
+      size_t lb = k - 1;
+      const uint32_t h = k < last ? lcp[k] : 0;
+      while (h < l.stack.back().first) {
+        auto [depth_here, left] = l.stack.back();
+        l.stack.pop_back();
+        if (depth_here >= 2 && depth_here <= max_piece_length) {
+          offer(l, order[left], depth_here, weight[k] - weight[left]);
+        }
+        lb = left;
       }
-      lb = left;
+      if (h > l.stack.back().first) l.stack.emplace_back(h, lb);
     }
-    if (h > stack.back().first) stack.emplace_back(h, lb);
-  }
-  // Leaves: a run's whole rest, occurring in one word that is counted at least twice.
-  for (size_t k = 0; k < m; ++k) {
-    const uint32_t len = dist[order[k]];
-    const uint64_t w = weight[k + 1] - weight[k];
-    if (len >= 2 && len <= max_piece_length && w >= 2 && std::max(lcp[k], lcp[k + 1]) < len) {
-      offer(order[k], len, w);
+    // Leaves: a run's whole rest, occurring in one word that is counted at least twice.
+    for (size_t k = first; k < last; ++k) {
+      const uint32_t len = dist[order[k]];
+      const uint64_t w = weight[k + 1] - weight[k];
+      if (len >= 2 && len <= max_piece_length && w >= 2 && std::max(lcp[k], lcp[k + 1]) < len) {
+        offer(l, order[k], len, w);
+      }
     }
+  });
+  std::vector<Candidate> kept;
+  uint64_t candidates = 0;
+  for (Local& l : locals) {
+    kept.insert(kept.end(), l.kept.begin(), l.kept.end());
+    candidates += l.candidates;
   }
-  // (`better` is a strict total order: no two candidates spell the same piece.)
   tbb::parallel_sort(kept.begin(), kept.end(), better);
   if (kept.size() > seed_size) kept.resize(seed_size);
 
