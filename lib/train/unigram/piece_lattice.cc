@@ -206,9 +206,15 @@ Lattices::Lattices(const UnigramWords& words, const PieceSet& set, uint64_t max_
   chunks_.resize((n + kChunkWords - 1) / kChunkWords);
   std::atomic<uint64_t> total{0};
   std::atomic<bool> too_big{false};
+  // Each chunk's occurrences gathered in a per-thread buffer, then copied at their exact size:
+  // growing each chunk's own vector touched about twice the memory, and fresh memory is dear
+  // (the kernel zeroes it).
+  tbb::enumerable_thread_specific<std::vector<Occurrence>> buffers;
   tbb::parallel_for(size_t{0}, chunks_.size(), [&](size_t c) {
     if (too_big.load(std::memory_order_relaxed)) return;
     Chunk& chunk = chunks_[c];
+    std::vector<Occurrence>& edges = buffers.local();
+    edges.clear();
     const size_t first = c * kChunkWords, last = std::min(n, first + kChunkWords);
     chunk.begin.reserve(last - first + 1);
     chunk.begin.push_back(0);
@@ -226,12 +232,13 @@ Lattices::Lattices(const UnigramWords& words, const PieceSet& set, uint64_t max_
           if (node == PieceTrie::kNone) break;
           const uint32_t piece = set.trie.Piece(node);
           if (piece != PieceTrie::kNone && set.alive[piece]) {
-            chunk.edges.push_back({piece, static_cast<uint16_t>(s), static_cast<uint16_t>(e + 1 - s)});
+            edges.push_back({piece, static_cast<uint16_t>(s), static_cast<uint16_t>(e + 1 - s)});
           }
         }
       }
-      chunk.begin.push_back(static_cast<uint32_t>(chunk.edges.size()));
+      chunk.begin.push_back(static_cast<uint32_t>(edges.size()));
     }
+    chunk.edges.assign(edges.begin(), edges.end());
     if (total.fetch_add(chunk.edges.size()) + chunk.edges.size() > max_edges) too_big = true;
   });
   cached_ = !too_big;
