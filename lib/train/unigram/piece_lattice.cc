@@ -10,7 +10,6 @@
 #include <cmath>
 #include <limits>
 
-
 namespace tokenmill::unigram {
 namespace {
 
