@@ -95,13 +95,13 @@ BatchReader::BatchReader(std::vector<InputFile> inputs, std::vector<CutRule> cut
     : inputs_(std::move(inputs)), cut_rules_(std::move(cut_rules)), options_(options) {
   options_.shard_bytes = std::max<size_t>(options_.shard_bytes, 1);
   options_.batch_bytes = std::max<size_t>(options_.batch_bytes, 1);
+  // stdin and compressed inputs are read front to back as streams; other files in shards.
+  auto is_stream = [](const InputFile& input) {
+    return input.is_stdin() || input.compression != Compression::kNone;
+  };
   uint64_t cuttable = 0;  // bytes of the files cut into shards
   for (size_t i = 0; i < inputs_.size(); ++i) {
-    const InputFile& input = inputs_[i];
-    if (!input.is_stdin() && input.compression == Compression::kNone &&
-        cut_rules_[i].kind() != CutKind::kNever) {
-      cuttable += input.size;
-    }
+    if (!is_stream(inputs_[i]) && cut_rules_[i].kind() != CutKind::kNever) cuttable += inputs_[i].size;
   }
   if (options_.min_shards > 1 && cuttable / options_.shard_bytes < options_.min_shards) {
     const uint64_t finer = (cuttable + options_.min_shards - 1) / options_.min_shards;
@@ -111,7 +111,7 @@ BatchReader::BatchReader(std::vector<InputFile> inputs, std::vector<CutRule> cut
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const InputFile& input = inputs_[i];
     total_disk_bytes_ += input.size;
-    if (input.is_stdin() || input.compression != Compression::kNone) {
+    if (is_stream(input)) {
       auto stream = std::make_unique<Stream>();
       stream->input = i;
       streams_.push_back(std::move(stream));
