@@ -8,6 +8,7 @@
 #include <tbb/task_arena.h>
 
 #include <fstream>
+#include <map>
 #include <random>
 
 #include "common/file_util.h"
@@ -468,6 +469,81 @@ TEST(Encoder, ExplainAddsUpToEncode) {
     EXPECT_EQ(joined, text);
     EXPECT_EQ(ids, *(*encoder)->Encode(text));
   }
+}
+
+// PairTable::Build from merges answers as a plain map filled in merge order where the first
+// merge of a pair wins, for both priorities, on a table large enough to be filled in parallel
+// blocks and with repeated pairs; pairs no merge names are absent.
+TEST(PairTable, BuildFromMergesKeepsTheFirstMergeOfEachPair) {
+  std::mt19937 rng(11);
+  std::vector<Merge> merges;
+  for (uint32_t i = 0; i < 300000; ++i) {
+    merges.push_back({static_cast<TokenId>(rng() % 2000), static_cast<TokenId>(rng() % 2000),
+                      static_cast<TokenId>(rng() % 1000000)});
+  }
+  for (MergePriority priority : {MergePriority::kMergeIndex, MergePriority::kTokenRank}) {
+    std::map<std::pair<TokenId, TokenId>, PairMerge> first;
+    for (uint32_t rank = 0; rank < merges.size(); ++rank) {
+      const Merge& m = merges[rank];
+      const uint32_t p = priority == MergePriority::kTokenRank ? m.result : rank;
+      first.emplace(std::make_pair(m.left, m.right), PairMerge{p, m.result});
+    }
+    ASSERT_LT(first.size(), merges.size());  // some pairs repeat
+    for (int threads : {1, 2}) {
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      PairTable table;
+      table.Build(merges, priority);
+      for (TokenId left = 0; left < 2010; left += 5) {
+        for (TokenId right = 0; right < 2010; ++right) {
+          auto it = first.find({left, right});
+          PairMerge got = table.Find(left, right);
+          if (it == first.end()) {
+            ASSERT_EQ(got.priority, PairTable::kNone) << left << " " << right;
+          } else {
+            ASSERT_EQ(got.priority, it->second.priority) << left << " " << right;
+            ASSERT_EQ(got.result, it->second.result) << left << " " << right;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Validate, whose checks run in parallel blocks, reports what a serial check would: a
+// repeated token before any merge, then the merge of lowest rank that breaks the contract,
+// whatever the thread count.
+TEST(BpeModel, ValidateReportsTheFirstBrokenRule) {
+  BpeModel model = ByteBaseModel();
+  for (int a = 0; a < 256; ++a) {
+    for (int b = 0; b < 256; ++b) {
+      const TokenId id = static_cast<TokenId>(model.tokens.size());
+      model.tokens.push_back(std::string{static_cast<char>(a), static_cast<char>(b)});
+      model.merges.push_back({static_cast<TokenId>(a), static_cast<TokenId>(b), id});
+    }
+  }
+  ASSERT_TRUE(model.Validate().ok()) << model.Validate();
+  model.merges[60000].left = 99999999;                      // not a token
+  model.merges[40000].result = model.merges[40001].result;  // a wrong concatenation
+  const TokenId right_50000 = model.merges[50000].right;
+  model.merges[50000].right = model.merges[50000].left + 1;
+  for (int threads : {1, 2}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    EXPECT_EQ(model.Validate().message(),
+              "merge 40000: token 40257 is not the concatenation of tokens 156 and 64");
+  }
+  model.merges[40000].result = 256 + 40000;
+  model.merges[50000].right = right_50000;
+  for (int threads : {1, 2}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    EXPECT_EQ(model.Validate().message(), "merge 60000 refers to an id that is not a regular token");
+  }
+  model.tokens[256 + 70000 % 65536] = model.tokens[256 + 3];
+  for (int threads : {1, 2}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    EXPECT_EQ(model.Validate().message(), "ids 259 and 4720 name the same bytes");
+  }
+  EXPECT_TRUE(model.ValidateTokens(/*check_duplicates=*/false).ok());
+  EXPECT_EQ(model.ValidateTokens().message(), "ids 259 and 4720 name the same bytes");
 }
 
 }  // namespace

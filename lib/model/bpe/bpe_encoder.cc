@@ -3,6 +3,8 @@
 #include "common/status_macros.h"
 #include "model/bpe/byte_hash.h"
 
+#include <tbb/parallel_invoke.h>
+
 namespace tokenmill {
 namespace {
 
@@ -29,8 +31,10 @@ BpeEncoder::BpeEncoder(const BpeModel& model, const EncoderOptions& options,
       options_(options),
       bpe_(&pair_table_, byte_token_, options.long_piece),
       caches_([capacity = options.cache_entries] { return PieceCache(capacity); }) {
-  token_table_.Build(model_.tokens, is_special);
-  pair_table_.Build(MergeEntries(model_.merges, model_.priority));  // the first merge of a pair wins
+  // Two independent tables, each megabytes of fresh memory (o200k_base: 6 and 16 MB); in the
+  // pair table the first merge of a pair wins.
+  tbb::parallel_invoke([&] { token_table_.Build(model_.tokens, is_special); },
+                       [&] { pair_table_.Build(model_.merges, model_.priority); });
   for (int b = 0; b < 256; ++b) {
     byte_token_[b] = token_table_.Find(std::string_view(reinterpret_cast<const char*>(&b), 1));
   }

@@ -80,9 +80,23 @@ struct BpeModel final : Model {
   // Checks the contract above: merge ids in range, each merge's result is the concatenation of
   // its parts, specials at their ids, no duplicate non-special token strings.
   absl::Status Validate() const override;
+  // Validate() without the merges: for a caller whose merges hold by construction (those
+  // DeriveRankMerges finds by looking up each split of a token) and whose tokens it has
+  // already checked for duplicates (`check_duplicates` false). The merges' check reads the
+  // three tokens of every merge: about 20 ms of the 130 ms it took to load o200k_base.
+  absl::Status ValidateTokens(bool check_duplicates = true) const;
   absl::StatusOr<std::unique_ptr<PieceEncoder>> MakePieceEncoder(
       const EncoderOptions& options) const override;
   std::unique_ptr<Model> Clone() const override { return std::make_unique<BpeModel>(*this); }
+
+ private:
+  // ValidateTokens(); on success, a flag per id: a regular token (non-empty, neither special
+  // nor byte fallback).
+  absl::StatusOr<std::vector<uint8_t>> CheckTokens(bool check_duplicates) const;
+  // No two regular tokens with the same bytes.
+  absl::Status CheckDistinct(const std::vector<uint8_t>& regular) const;
+  // merges[rank] joins two regular tokens into the regular token of their bytes.
+  absl::Status CheckMerge(size_t rank, const std::vector<uint8_t>& regular) const;
 };
 
 // The model as a BpeModel, or null when it is another type.

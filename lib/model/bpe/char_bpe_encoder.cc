@@ -51,7 +51,7 @@ CharBpeEncoder::CharBpeEncoder(const BpeModel& model, const EncoderOptions& opti
     }
   }
   token_table_.Build(model.tokens, skip);
-  pair_table_.Build(MergeEntries(model.merges, model.priority));
+  pair_table_.Build(model.merges, model.priority);
 }
 
 absl::StatusOr<std::unique_ptr<CharBpeEncoder>> CharBpeEncoder::Create(

@@ -1,5 +1,8 @@
 #include "model/bpe/char_segments.h"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 namespace tokenmill {
 namespace {
 
@@ -37,17 +40,24 @@ void CharSegments::Build(const std::vector<std::string>& tokens, const PieceBpe&
     }
   }
   chars_.assign(size_t{1} << 16, 0);
-  std::vector<TokenId> ids;
-  for (uint32_t index = 0; index < chars_.size(); ++index) {
-    const char c[3] = {static_cast<char>(0xE0 | index >> 12),
-                       static_cast<char>(0x80 | (index >> 6 & 0x3F)),
-                       static_cast<char>(0x80 | (index & 0x3F))};
-    ids.clear();
-    bpe.Encode(std::string_view(c, 3), ids);
-    uint64_t entry = uint64_t{ids.size()} << 3 * kIdBits;  // 3 bytes: 1 to 3 tokens
-    for (size_t i = 0; i < ids.size(); ++i) entry |= uint64_t{ids[i]} << (kIdBits * i);
-    chars_[index] = entry;
-  }
+  // Each character's BPE on its own (65,536 of them), in parallel.
+  tbb::parallel_for(tbb::blocked_range<uint32_t>(0, static_cast<uint32_t>(chars_.size()), 4096),
+                    [&](const tbb::blocked_range<uint32_t>& r) {
+                      std::vector<TokenId> ids;
+                      for (uint32_t index = r.begin(); index < r.end(); ++index) {
+                        const char c[3] = {static_cast<char>(0xE0 | index >> 12),
+                                           static_cast<char>(0x80 | (index >> 6 & 0x3F)),
+                                           static_cast<char>(0x80 | (index & 0x3F))};
+                        ids.clear();
+                        bpe.Encode(std::string_view(c, 3), ids);
+                        // 3 bytes: 1 to 3 tokens
+                        uint64_t entry = uint64_t{ids.size()} << 3 * kIdBits;
+                        for (size_t i = 0; i < ids.size(); ++i) {
+                          entry |= uint64_t{ids[i]} << (kIdBits * i);
+                        }
+                        chars_[index] = entry;
+                      }
+                    });
   built_ = true;
 }
 

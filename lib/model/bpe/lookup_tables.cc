@@ -1,5 +1,9 @@
 #include "model/bpe/lookup_tables.h"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -26,15 +30,43 @@ std::vector<std::pair<uint64_t, PairMerge>> MergeEntries(std::span<const Merge> 
   return entries;
 }
 
-void PairTable::Build(const std::vector<std::pair<uint64_t, PairMerge>>& entries) {
-  size_t size = TableSize(entries.size());
-  entries_.assign(size, Entry{kEmptyKey, {kNone, 0}});
+void PairTable::Reset(size_t size) {
+  entries_.reset(new Entry[size]);  // Entry is trivial: nothing is touched yet
   mask_ = size - 1;
-  for (const auto& [key, merge] : entries) {
+  constexpr size_t kGrain = size_t{1} << 16;  // 1 MiB of slots
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, size, kGrain),
+                    [&](const tbb::blocked_range<size_t>& r) {
+                      std::fill(entries_.get() + r.begin(), entries_.get() + r.end(), kNoEntry);
+                    });
+  data_ = entries_.get();
+}
+
+template <typename EntryOf>
+void PairTable::InsertAll(size_t count, EntryOf entry) {
+  // The slots are random, so each insertion misses the cache: the slot of the entry kAhead
+  // places on is fetched while this one is placed.
+  constexpr size_t kAhead = 16;
+  for (size_t i = 0; i < count; ++i) {
+    if (i + kAhead < count) __builtin_prefetch(&entries_[Slot(entry(i + kAhead).first)], 1);
+    const auto [key, merge] = entry(i);
     size_t slot = Slot(key);
     while (entries_[slot].key != kEmptyKey && entries_[slot].key != key) slot = (slot + 1) & mask_;
     if (entries_[slot].key == kEmptyKey) entries_[slot] = {key, merge};
   }
+}
+
+void PairTable::Build(const std::vector<std::pair<uint64_t, PairMerge>>& entries) {
+  Reset(TableSize(entries.size()));
+  InsertAll(entries.size(), [&](size_t i) { return entries[i]; });
+}
+
+void PairTable::Build(std::span<const Merge> merges, MergePriority priority) {
+  Reset(TableSize(merges.size()));
+  InsertAll(merges.size(), [&](size_t i) {
+    const Merge& m = merges[i];
+    const uint32_t p = priority == MergePriority::kTokenRank ? m.result : static_cast<uint32_t>(i);
+    return std::pair<uint64_t, PairMerge>{MakePairKey(m.left, m.right), PairMerge{p, m.result}};
+  });
 }
 
 void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector<bool>& skip) {

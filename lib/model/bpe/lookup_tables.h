@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -33,13 +34,15 @@ class PairTable {
 
   // Keeps the first entry given for a pair.
   void Build(const std::vector<std::pair<uint64_t, PairMerge>>& entries);
+  // The same table as Build(MergeEntries(merges, priority)), without the list of entries.
+  void Build(std::span<const Merge> merges, MergePriority priority);
 
   // The merge of (left, right), or {kNone, 0}.
   PairMerge Find(TokenId left, TokenId right) const {
     uint64_t key = MakePairKey(left, right);
     size_t slot = Slot(key);
     while (true) {
-      const Entry& e = entries_[slot];
+      const Entry& e = data_[slot];
       if (e.key == key) return e.merge;
       if (e.key == kEmptyKey) return {kNone, 0};
       slot = (slot + 1) & mask_;
@@ -52,8 +55,16 @@ class PairTable {
     uint64_t key;
     PairMerge merge;
   };
+  static constexpr Entry kNoEntry{kEmptyKey, {kNone, 0}};
   size_t Slot(uint64_t key) const { return HashMix(key, 0x9e3779b97f4a7c15ull) & mask_; }
-  std::vector<Entry> entries_{Entry{kEmptyKey, {kNone, 0}}};
+  // Empties a table of `size` slots (a power of two), in parallel: on a machine where first
+  // touching fresh memory is dear, the page faults are shared by the threads.
+  void Reset(size_t size);
+  // Inserts count entries, entry(i) = {key, merge}, in order; the first of a key stays.
+  template <typename EntryOf>
+  void InsertAll(size_t count, EntryOf entry);
+  std::unique_ptr<Entry[]> entries_;  // uninitialized until Reset fills it
+  const Entry* data_ = &kNoEntry;     // entries_, or the one empty slot of an empty table
   size_t mask_ = 0;
 };
 
