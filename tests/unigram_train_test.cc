@@ -656,6 +656,80 @@ TEST(UnigramTrain, LatticeEqualsReferenceUnderGivenPieces) {
   EXPECT_GT(alternatives, 2000u);
 }
 
+// The E-step's three ways through a word (piece_lattice.h): on probabilities when no path can
+// underflow (n * -lowest edge score < kLinearLimit), on probabilities for a longer word whose
+// total probability comes out at least exp(-kLinearLimit), and in logs for a long improbable
+// word. Words of 3-30, 60-250 and 900-2500 characters give all three; every piece's
+// fixed-point expected count against the reference's log-space E-step (one unit of 2^-24 a
+// word the piece occurs in), cached lattices and walked ones.
+TEST(UnigramTrain, EStepOnLongWordsEqualsReferenceOnEveryPath) {
+  std::mt19937_64 rng(777);
+  std::uniform_real_distribution<double> uniform(-7.0, -0.5);
+  const std::string letters = "abcd";
+  size_t regime[3] = {0, 0, 0};  // surely linear, linear after the check, logs
+  for (int trial = 0; trial < 40; ++trial) {
+    std::map<std::string, uint64_t> summed = {{letters, 1}};
+    for (size_t i = 0; i < 6; ++i) {
+      static const size_t kLow[] = {3, 60, 900}, kHigh[] = {30, 250, 2500};
+      const size_t kind = i % 3;
+      const size_t len = kLow[kind] + rng() % (kHigh[kind] - kLow[kind]);
+      std::string w;
+      while (w.size() < len) w += letters[rng() % 4];
+      summed[w] += 1 + rng() % 5;
+    }
+    const Words words(summed.begin(), summed.end());
+    std::map<std::string, double> chosen;
+    for (char c : letters) chosen[std::string(1, c)] = uniform(rng);
+    for (size_t i = 0; i < 20; ++i) {
+      std::string piece;
+      for (size_t k = 0, len = 2 + rng() % 4; k < len; ++k) piece += letters[rng() % 4];
+      chosen[piece] = uniform(rng);
+    }
+    std::vector<std::pair<std::string, double>> listed(chosen.begin(), chosen.end());
+
+    TrainerOptions options = ProductOptions(UnigramReferenceOptions(), 1);
+    options.character_coverage = 1.0;
+    const WordCounts counts = ToCounts(words);
+    WordSource source = WordSource::Borrow(counts);
+    const unigram::UnigramWords product_words = unigram::ReadWords(source.Entries(), options);
+    std::vector<unigram::ScoredPiece> pieces;
+    for (const auto& [text, s] : listed) pieces.push_back({product_words.Symbols(text), s});
+    const unigram::PieceSet set(pieces, product_words.chars.size());
+    const bool cache = trial % 2 == 0;
+    const unigram::Lattices lattices(product_words, set, cache ? uint64_t{1} << 24 : 0);
+    ASSERT_EQ(lattices.cached(), cache);
+    std::vector<std::pair<std::string, uint64_t>> in_order;
+    for (size_t w = 0; w < product_words.size(); ++w) {
+      in_order.emplace_back(std::string(source.Entries()[w].first), source.Entries()[w].second);
+    }
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    const testing::UnigramEStepResult want = testing::ReferenceUnigramEStep(in_order, listed);
+    ASSERT_EQ(want.log_z.size(), product_words.size());
+    for (size_t w = 0; w < product_words.size(); ++w) {
+      const double n = static_cast<double>(product_words.Word(w).size());
+      if (n * -set.min_edge_score < unigram::kLinearLimit) {
+        ++regime[0];
+      } else {
+        ++regime[want.log_z[w] >= -unigram::kLinearLimit ? 1 : 2];
+      }
+    }
+    const unigram::EStep got = unigram::RunEStep(product_words, set, lattices);
+    for (size_t k = 0; k < listed.size(); ++k) {
+      const int64_t g = got.expected[k], e = want.fixed_expected[k];
+      EXPECT_LE(std::abs(g - e), static_cast<int64_t>(product_words.size()))
+          << "piece " << listed[k].first << ": " << g << " vs " << e;
+    }
+    const __int128 ll_diff = got.log_likelihood - want.fixed_log_likelihood;
+    EXPECT_LE(static_cast<double>(ll_diff < 0 ? -ll_diff : ll_diff),
+              static_cast<double>(product_words.size()));
+  }
+  std::printf("E-step paths: %zu words surely linear, %zu linear after the check, %zu in logs\n",
+              regime[0], regime[1], regime[2]);
+  EXPECT_GE(regime[0], 40u);
+  EXPECT_GE(regime[1], 40u);
+  EXPECT_GE(regime[2], 40u);
+}
+
 // ---- 2. whole training ----------------------------------------------------------------------
 
 constexpr double kScoreTolerance = 1e-6;
@@ -860,8 +934,9 @@ TEST(UnigramTrain, EqualsReferenceWithByteFallbackAndPruning) {
 }
 
 // Long words: a word of n characters whose n * -(lowest edge score) reaches 600 runs its
-// forward-backward in logs (piece_lattice.h, kLinearLimit), shorter ones on probabilities; the
-// tiny corpora above never get there. Random words of 30-150 letters, and slices of the shared
+// forward-backward in logs unless its total probability is at least exp(-600) (piece_lattice.h,
+// kLinearLimit; EStepOnLongWordsEqualsReferenceOnEveryPath takes each way), shorter ones on
+// probabilities; the tiny corpora above never get there. Random words of 30-150 letters, and slices of the shared
 // corpora (poetry's metaspace words are whole lines).
 Words LongWords(size_t n, std::mt19937_64& rng) {
   std::map<std::string, uint64_t> summed;

@@ -284,14 +284,21 @@ EStep RunEStep(const UnigramWords& words, const PieceSet& set, const Lattices& l
       const size_t n = text.size();
       if (n == 0) continue;
       const double count = static_cast<double>(words.counts[w]);
-      const bool linear = static_cast<double>(n) * -set.min_edge_score < kLinearLimit;
-      if (linear && lattices.cached()) {
+      // Probabilities when no path's product can underflow (n * the lowest edge score above
+      // -kLinearLimit), and for a longer word when its total probability alpha[n] turns out at
+      // least exp(-kLinearLimit): every term that moves an expected count (at least 2^-24 of it
+      // over the word's count) is then a normal double, and the terms that underflowed are
+      // below 1e-300 of the total. Otherwise (rarely: a long word of improbable pieces) logs.
+      const bool surely_linear = static_cast<double>(n) * -set.min_edge_score < kLinearLimit;
+      auto trusted = [&](double total) {
+        return surely_linear || (total >= kLowestLinearTotal && std::isfinite(total));
+      };
+      if (lattices.cached()) {
         // Probabilities straight from the cached occurrences (no edge list built), in the edge
         // list's order of sums: by start, each start's by length, its unknown edge last
         // forwards and first backwards.
         const std::span<const Lattices::Occurrence> occ = lattices.Of(w);
         s.alpha.assign(n + 1, 0.0);
-        s.beta.assign(n + 1, 0.0);
         s.alpha[0] = 1;
         size_t k = 0;
         for (size_t start = 0; start < n; ++start) {
@@ -305,55 +312,60 @@ EStep RunEStep(const UnigramWords& words, const PieceSet& set, const Lattices& l
           }
           if (!single) s.alpha[start + 1] += a * set.unknown_probability;
         }
-        s.beta[n] = 1;
-        size_t end = occ.size();
-        for (size_t start = n; start-- > 0;) {
-          size_t first = end;
-          while (first > 0 && occ[first - 1].start == start) --first;
-          bool single = false;
-          for (size_t j = first; j < end && occ[j].length == 1; ++j) single |= set.alive[occ[j].piece] != 0;
-          double b = 0;
-          if (!single) b += set.unknown_probability * s.beta[start + 1];
-          for (size_t j = end; j-- > first;) {
-            const Lattices::Occurrence& o = occ[j];
-            if (!set.alive[o.piece]) continue;
-            b += set.probability[o.piece] * s.beta[start + o.length];
+        if (trusted(s.alpha[n])) {
+          s.beta.assign(n + 1, 0.0);
+          s.beta[n] = 1;
+          size_t end = occ.size();
+          for (size_t start = n; start-- > 0;) {
+            size_t first = end;
+            while (first > 0 && occ[first - 1].start == start) --first;
+            bool single = false;
+            for (size_t j = first; j < end && occ[j].length == 1; ++j) single |= set.alive[occ[j].piece] != 0;
+            double b = 0;
+            if (!single) b += set.unknown_probability * s.beta[start + 1];
+            for (size_t j = end; j-- > first;) {
+              const Lattices::Occurrence& o = occ[j];
+              if (!set.alive[o.piece]) continue;
+              b += set.probability[o.piece] * s.beta[start + o.length];
+            }
+            s.beta[start] = b;
+            end = first;
           }
-          s.beta[start] = b;
-          end = first;
+          const double scale = count / s.alpha[n] * kFixedScale;
+          for (const Lattices::Occurrence& o : occ) {
+            if (!set.alive[o.piece]) continue;
+            local.expected[o.piece] += RoundNonNegative(s.alpha[o.start] * set.probability[o.piece] *
+                                                        s.beta[o.start + o.length] * scale);
+          }
+          local.ll += static_cast<__int128>(std::round(count * std::log(s.alpha[n]) * kFixedScale));
+          continue;
         }
-        const double scale = count / s.alpha[n] * kFixedScale;
-        for (const Lattices::Occurrence& o : occ) {
-          if (!set.alive[o.piece]) continue;
-          local.expected[o.piece] += RoundNonNegative(s.alpha[o.start] * set.probability[o.piece] *
-                                                      s.beta[o.start + o.length] * scale);
-        }
-        local.ll += static_cast<__int128>(std::round(count * std::log(s.alpha[n]) * kFixedScale));
-        continue;
       }
       WordEdges(words, w, set, lattices, s.edges);
-      if (linear) {
-        // Probabilities: no path's product underflows.
+      if (!lattices.cached()) {
+        // Probabilities, as above.
         s.alpha.assign(n + 1, 0.0);
-        s.beta.assign(n + 1, 0.0);
         s.alpha[0] = 1;
         auto prob = [&](const Edge& e) {
           return e.piece == PieceTrie::kNone ? set.unknown_probability : set.probability[e.piece];
         };
         for (const Edge& e : s.edges) s.alpha[e.end] += s.alpha[e.start] * prob(e);
-        s.beta[n] = 1;
-        for (size_t k = s.edges.size(); k-- > 0;) {
-          const Edge& e = s.edges[k];
-          s.beta[e.start] += prob(e) * s.beta[e.end];
+        if (trusted(s.alpha[n])) {
+          s.beta.assign(n + 1, 0.0);
+          s.beta[n] = 1;
+          for (size_t k = s.edges.size(); k-- > 0;) {
+            const Edge& e = s.edges[k];
+            s.beta[e.start] += prob(e) * s.beta[e.end];
+          }
+          const double scale = count / s.alpha[n] * kFixedScale;
+          for (const Edge& e : s.edges) {
+            if (e.piece == PieceTrie::kNone) continue;
+            local.expected[e.piece] +=
+                RoundNonNegative(s.alpha[e.start] * set.probability[e.piece] * s.beta[e.end] * scale);
+          }
+          local.ll += static_cast<__int128>(std::round(count * std::log(s.alpha[n]) * kFixedScale));
+          continue;
         }
-        const double scale = count / s.alpha[n] * kFixedScale;
-        for (const Edge& e : s.edges) {
-          if (e.piece == PieceTrie::kNone) continue;
-          local.expected[e.piece] +=
-              RoundNonNegative(s.alpha[e.start] * set.probability[e.piece] * s.beta[e.end] * scale);
-        }
-        local.ll += static_cast<__int128>(std::round(count * std::log(s.alpha[n]) * kFixedScale));
-        continue;
       }
       // Logs, each position's sum kept as (largest term, sum of exp(term - largest)) while its
       // terms come in: one exp per edge and one log per position (a log-add's log1p per edge cost

@@ -83,12 +83,16 @@ struct PieceSet {
   // exp(score) of each living piece (0 for the dead) and of the unknown edge, and the most
   // negative edge score: a word of n characters with n * -min_edge_score below kLinearLimit has
   // no path probability that underflows a double, and its forward-backward runs on
-  // probabilities instead of logs.
+  // probabilities instead of logs (a longer word too, when its total probability comes out at
+  // least kLowestLinearTotal).
   std::vector<double> probability;
   double unknown_probability = 0;
   double min_edge_score = 0;
 };
 inline constexpr double kLinearLimit = 600;
+// exp(-kLinearLimit): a longer word whose total probability comes out at least this keeps its
+// forward-backward on probabilities (RunEStep).
+inline constexpr double kLowestLinearTotal = 2.6503965530043108e-261;
 
 // Every word's piece occurrences under one round's pieces (the trie walks done once per round,
 // not once per pass), when they fit `max_edges`; otherwise each pass walks the trie again.
