@@ -8,10 +8,22 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <memory>
+#include <span>
 #include <utility>
 
 namespace tokenmill::unigram {
 namespace {
+
+// A run start and its current sort key (trivial: an array of them is left untouched until the
+// threads fill it).
+struct Keyed {
+  uint64_t key;
+  uint32_t pos;
+  friend bool operator<(const Keyed& a, const Keyed& b) {
+    return a.key != b.key ? a.key < b.key : a.pos < b.pos;
+  }
+};
 
 struct Candidate {
   uint64_t score;
@@ -25,26 +37,46 @@ std::vector<ScoredPiece> MakeSeedPieces(const UnigramWords& words, const PieceRu
                                         size_t seed_size, size_t max_piece_length,
                                         SeedStats* stats) {
   // The text: every word's character ids + 1, each word and each unknown position ending a run
-  // (0). weight_of[w] for the run's word.
+  // (0); word w's run starts at begin[w] + w. word_at[i]: the word of text position i. Filled
+  // in parallel blocks of words, straight into memory the threads touch first (fresh memory is
+  // dear on some machines: the kernel zeroes each page on its first touch).
   const size_t word_count = words.size();
-  std::vector<uint32_t> text;
-  std::vector<uint32_t> word_at;  // by text position
-  text.reserve(words.symbols.size() + word_count + 1);
-  word_at.reserve(text.capacity());
-  for (size_t w = 0; w < word_count; ++w) {
-    for (uint32_t id : words.Word(w)) {
-      text.push_back(id == kUnknownSymbol ? 0 : id + 1);
-      word_at.push_back(static_cast<uint32_t>(w));
-    }
-    text.push_back(0);
-    word_at.push_back(static_cast<uint32_t>(w));
-  }
-  const size_t n = text.size();
+  const size_t n = words.symbols.size() + word_count;
+  std::unique_ptr<uint32_t[]> text_buffer(new uint32_t[n + 1]);
+  std::unique_ptr<uint32_t[]> word_at(new uint32_t[n]);
   // dist[i]: characters from i to the run's end, capped (only compared with small lengths).
-  std::vector<uint8_t> dist(n + 1, 0);
-  for (size_t i = n; i-- > 0;) {
-    dist[i] = text[i] == 0 ? 0 : static_cast<uint8_t>(std::min<unsigned>(dist[i + 1] + 1u, 255u));
-  }
+  std::unique_ptr<uint8_t[]> dist(new uint8_t[n + 1]);
+  uint32_t* const text = text_buffer.get();
+  text[n] = 0;
+  dist[n] = 0;
+  constexpr size_t kWordBlock = 4096;
+  const size_t blocks = (word_count + kWordBlock - 1) / kWordBlock;
+  // known[b]: the positions of words before block b that hold a character (the runs' starts to
+  // sort); the block's own count first, then prefix sums.
+  std::vector<size_t> known(blocks + 1, 0);
+  tbb::parallel_for(size_t{0}, blocks, [&](size_t b) {
+    const size_t first = b * kWordBlock, last = std::min(word_count, first + kWordBlock);
+    size_t count = 0;
+    for (size_t w = first; w < last; ++w) {
+      const size_t at = words.begin[w] + w;
+      const std::span<const uint32_t> word = words.Word(w);
+      for (size_t j = 0; j < word.size(); ++j) {
+        text[at + j] = word[j] == kUnknownSymbol ? 0 : word[j] + 1;
+        word_at[at + j] = static_cast<uint32_t>(w);
+        count += word[j] != kUnknownSymbol;
+      }
+      text[at + word.size()] = 0;
+      word_at[at + word.size()] = static_cast<uint32_t>(w);
+      uint8_t d = 0;
+      dist[at + word.size()] = 0;
+      for (size_t j = word.size(); j-- > 0;) {
+        d = text[at + j] == 0 ? 0 : static_cast<uint8_t>(std::min<unsigned>(d + 1u, 255u));
+        dist[at + j] = d;
+      }
+    }
+    known[b + 1] = count;
+  });
+  for (size_t b = 0; b < blocks; ++b) known[b + 1] += known[b];
   // The run starts sorted on their first `depth` = max_piece_length + 1 characters (what
   // the nodes up to max_piece_length need): keys of as many characters as fit 64 bits, sorted,
   // and each group of equal keys sorted on the next key (most significant first), in parallel.
@@ -64,14 +96,16 @@ std::vector<ScoredPiece> MakeSeedPieces(const UnigramWords& words, const PieceRu
     }
     return k;
   };
-  std::vector<std::pair<uint64_t, uint32_t>> sorted;
-  sorted.reserve(words.symbols.size());
-  for (size_t i = 0; i < n; ++i) {
-    if (text[i] != 0) sorted.emplace_back(0, static_cast<uint32_t>(i));
-  }
-  const size_t m = sorted.size();
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, m, 1 << 16), [&](const tbb::blocked_range<size_t>& r) {
-    for (size_t k = r.begin(); k != r.end(); ++k) sorted[k].first = key(sorted[k].second, 0);
+  // The runs' starts (positions holding a character) with their first keys, in text order.
+  const size_t m = known[blocks];
+  std::unique_ptr<Keyed[]> sorted_buffer(new Keyed[m]);
+  std::span<Keyed> sorted(sorted_buffer.get(), m);
+  tbb::parallel_for(size_t{0}, blocks, [&](size_t b) {
+    const size_t first = b * kWordBlock, last = std::min(word_count, first + kWordBlock);
+    size_t k = known[b];
+    for (size_t i = words.begin[first] + first, end = words.begin[last] + last; i < end; ++i) {
+      if (text[i] != 0) sorted[k++] = {key(static_cast<uint32_t>(i), 0), static_cast<uint32_t>(i)};
+    }
   });
   tbb::parallel_sort(sorted.begin(), sorted.end());
   // Groups of equal keys: sort them on the next key. (Equal keys may still hold a run that
@@ -82,7 +116,7 @@ std::vector<ScoredPiece> MakeSeedPieces(const UnigramWords& words, const PieceRu
   auto groups_of = [&](size_t begin, size_t end, size_t level, std::vector<Group>& out) {
     for (size_t b = begin; b < end;) {
       size_t e = b + 1;
-      while (e < end && sorted[e].first == sorted[b].first) ++e;
+      while (e < end && sorted[e].key == sorted[b].key) ++e;
       if (e - b >= 2 && level + 1 < levels) {
         out.push_back({b, e, level + 1});
       }
@@ -96,7 +130,7 @@ std::vector<ScoredPiece> MakeSeedPieces(const UnigramWords& words, const PieceRu
     std::vector<size_t> cut(slices + 1, m);
     for (size_t k = 0; k < slices; ++k) {
       size_t at = m * k / slices;
-      while (at > 0 && at < m && sorted[at].first == sorted[at - 1].first) ++at;
+      while (at > 0 && at < m && sorted[at].key == sorted[at - 1].key) ++at;
       cut[k] = at;
     }
     std::vector<std::vector<Group>> found(slices);
@@ -112,15 +146,18 @@ std::vector<ScoredPiece> MakeSeedPieces(const UnigramWords& words, const PieceRu
       while (!stack.empty()) {
         const Group g = stack.back();
         stack.pop_back();
-        for (size_t k = g.begin; k < g.end; ++k) sorted[k].first = key(sorted[k].second, g.level);
+        for (size_t k = g.begin; k < g.end; ++k) sorted[k].key = key(sorted[k].pos, g.level);
         std::sort(sorted.begin() + static_cast<long>(g.begin), sorted.begin() + static_cast<long>(g.end));
         groups_of(g.begin, g.end, g.level, stack);
       }
     }
   });
-  std::vector<uint32_t> order(m);
-  for (size_t k = 0; k < m; ++k) order[k] = sorted[k].second;
-  std::vector<std::pair<uint64_t, uint32_t>>().swap(sorted);
+  std::unique_ptr<uint32_t[]> order(new uint32_t[m]);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, m, 1 << 16), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t k = r.begin(); k != r.end(); ++k) order[k] = sorted[k].pos;
+  });
+  sorted = {};
+  sorted_buffer.reset();
   // lcp[k]: common characters of order[k - 1] and order[k] (at most depth); lcp[0] = lcp[m] = 0.
   std::vector<uint8_t> lcp(m + 1, 0);
   tbb::parallel_for(tbb::blocked_range<size_t>(1, std::max<size_t>(m, 1), 1 << 14),
@@ -132,10 +169,27 @@ std::vector<ScoredPiece> MakeSeedPieces(const UnigramWords& words, const PieceRu
       lcp[k] = static_cast<uint8_t>(l);
     }
   });
-  // Weight prefix sums in suffix-array order.
-  std::vector<uint64_t> weight(m + 1, 0);
-  for (size_t k = 0; k < m; ++k) weight[k + 1] = weight[k] + words.counts[word_at[order[k]]];
-  std::vector<uint32_t>().swap(word_at);
+  // Weight prefix sums in suffix-array order: each slice's sums, then the slices' offsets.
+  std::unique_ptr<uint64_t[]> weight(new uint64_t[m + 1]);
+  weight[0] = 0;
+  {
+    constexpr size_t kSlice = size_t{1} << 16;
+    const size_t slices = (m + kSlice - 1) / kSlice;
+    std::vector<uint64_t> offset(slices + 1, 0);
+    tbb::parallel_for(size_t{0}, slices, [&](size_t j) {
+      uint64_t sum = 0;
+      for (size_t k = j * kSlice, end = std::min(m, k + kSlice); k < end; ++k) {
+        sum += words.counts[word_at[order[k]]];
+        weight[k + 1] = sum;
+      }
+      offset[j + 1] = sum;
+    });
+    for (size_t j = 0; j < slices; ++j) offset[j + 1] += offset[j];
+    tbb::parallel_for(size_t{1}, slices, [&](size_t j) {
+      for (size_t k = j * kSlice, end = std::min(m, k + kSlice); k < end; ++k) weight[k + 1] += offset[j];
+    });
+  }
+  word_at.reset();
 
   // Candidates, keeping the best seed_size (score descending, then code points ascending).
   auto better = [&](const Candidate& a, const Candidate& b) {
