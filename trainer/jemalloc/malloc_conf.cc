@@ -1,15 +1,18 @@
 // jemalloc's options for the tokenmill executables (the CLI and tokenmill_bench), compiled into
 // them: jemalloc reads this symbol when it starts (before main), as it would read the
-// MALLOC_CONF environment variable, which still overrides it. Only linked when CMake links the
-// executable with jemalloc (TOKENMILL_JEMALLOC); the library itself keeps its user's allocator.
+// MALLOC_CONF environment variable, which still overrides it (MALLOC_CONF=thp:always turns
+// huge pages back on). Only linked when CMake links the executable with jemalloc
+// (TOKENMILL_JEMALLOC); the library itself keeps its user's allocator.
 //
-// Why: on the 2-core virtual machines we measure on, a first touch of a 4 KiB page costs about
-// 7 µs in the kernel, and loading o200k_base touches ~24,000 pages (its tables, freed and
-// touched again as they are built), so page faults were half of an empty `tokenmill encode`
-// (0.46 s). Transparent huge pages (2 MiB, madvised: Debian's default is THP "madvise") take
-// that to a few hundred faults; jemalloc asks for them on its own mappings with `thp:always`
-// and on its metadata with `metadata_thp:always`, which glibc's malloc does only under the
-// glibc.malloc.hugetlb tunable, an environment variable.
+// Why jemalloc: on the 2-core virtual machines we measure on, the C library's malloc gave
+// memory back and faulted it in again while a vocabulary loaded (24,000 page faults and half
+// of an empty `tokenmill encode` with o200k_base); jemalloc keeps what it freed for reuse.
+// Why not on huge pages (thp:never, which jemalloc 5.3's `thp:always` had been): there, a
+// first touch of a 2 MiB page that the machine has not touched for a while costs several
+// milliseconds, so after a few seconds idle huge pages made every run slower (start-up of
+// o200k_base 0.23 s against 0.15 s, linux_docs encode 0.45 against 0.31 s, Unigram brown 0.76
+// against 0.64 s) and back to back they gained nothing (0.92-1.08 of the time), at 7-23 MB
+// more peak memory: scripts/allocator_bench.sh, bench/RESULTS.md "Allocator".
 extern "C" {
-const char* malloc_conf = "thp:always,metadata_thp:always";
+const char* malloc_conf = "thp:never,metadata_thp:always";
 }
