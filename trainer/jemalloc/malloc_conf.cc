@@ -11,7 +11,7 @@
 // first touch of a 2 MiB page that the machine has not touched for a while costs several
 // milliseconds, so after a few seconds idle huge pages made every run slower (start-up of
 // o200k_base 0.23 s against 0.15 s, linux_docs encode 0.45 against 0.31 s, Unigram brown 0.76
-// against 0.64 s) and back to back they gained nothing (0.92-1.08 of the time), at 7-23 MB
+// against 0.64 s) and back to back they gained nothing (0.92-1.08 of the time), at 4-24 MB
 // more peak memory: scripts/allocator_bench.sh, bench/RESULTS.md "Allocator".
 extern "C" {
 const char* malloc_conf = "thp:never,metadata_thp:always";
