@@ -492,6 +492,27 @@ TEST(UnigramTrain, SeedsEqualReferenceOnSharedCorpusSlices) {
 
 // ---- the lattice: E-step and Viterbi under given pieces ---------------------------------------
 
+// Words and pieces with chosen scores as the product reads them, for the lattice tests: the
+// words under the reference's options with every character kept, the pieces' symbols, and the
+// words in the product's order (for the reference's E-step).
+struct GivenPieces {
+  GivenPieces(const Words& given_words, const std::vector<std::pair<std::string, double>>& listed)
+      : counts(ToCounts(given_words)), source(WordSource::Borrow(counts)) {
+    TrainerOptions options = ProductOptions(UnigramReferenceOptions(), 1);
+    options.character_coverage = 1.0;
+    words = unigram::ReadWords(source.Entries(), options);
+    for (const auto& [text, s] : listed) pieces.push_back({words.Symbols(text), s});
+    for (size_t w = 0; w < words.size(); ++w) {
+      in_order.emplace_back(std::string(source.Entries()[w].first), source.Entries()[w].second);
+    }
+  }
+  const WordCounts counts;
+  WordSource source;
+  unigram::UnigramWords words;
+  std::vector<unigram::ScoredPiece> pieces;
+  std::vector<std::pair<std::string, uint64_t>> in_order;
+};
+
 // Training's scores come from EM, so that exact ties between paths are rare there (one of the
 // 600 random runs below notices a Viterbi that lets the later edge win a tie). Here the
 // product's lattice (unigram::RunEStep, Viterbi, ViterbiCounts) runs under pieces with chosen
@@ -533,13 +554,10 @@ TEST(UnigramTrain, LatticeEqualsReferenceUnderGivenPieces) {
     std::vector<std::pair<std::string, double>> listed(chosen.begin(), chosen.end());
     std::shuffle(listed.begin(), listed.end(), rng);
 
-    TrainerOptions options = ProductOptions(UnigramReferenceOptions(), 1);
-    options.character_coverage = 1.0;
-    const WordCounts counts = ToCounts(words);
-    WordSource source = WordSource::Borrow(counts);
-    const unigram::UnigramWords product_words = unigram::ReadWords(source.Entries(), options);
-    std::vector<unigram::ScoredPiece> pieces;
-    for (const auto& [text, s] : listed) pieces.push_back({product_words.Symbols(text), s});
+    const GivenPieces given(words, listed);
+    const unigram::UnigramWords& product_words = given.words;
+    const std::vector<unigram::ScoredPiece>& pieces = given.pieces;
+    const std::vector<std::pair<std::string, uint64_t>>& in_order = given.in_order;
     unigram::PieceSet set(pieces, product_words.chars.size());
     const bool cache = trial % 4 < 2;
     const unigram::Lattices lattices(product_words, set, cache ? uint64_t{1} << 20 : 0);
@@ -570,10 +588,6 @@ TEST(UnigramTrain, LatticeEqualsReferenceUnderGivenPieces) {
 
     // E-step: each piece's fixed-point expected count (the contract allows one unit of 2^-24
     // of difference from how p is computed) and the log-likelihood (one unit a word).
-    std::vector<std::pair<std::string, uint64_t>> in_order;  // the product's word order
-    for (size_t w = 0; w < product_words.size(); ++w) {
-      in_order.emplace_back(std::string(source.Entries()[w].first), source.Entries()[w].second);
-    }
     const testing::UnigramEStepResult want = testing::ReferenceUnigramEStep(in_order, living);
     const unigram::EStep got = unigram::RunEStep(product_words, set, lattices);
     for (size_t k = 0; k < living.size(); ++k) {
@@ -687,21 +701,14 @@ TEST(UnigramTrain, EStepOnLongWordsEqualsReferenceOnEveryPath) {
     }
     std::vector<std::pair<std::string, double>> listed(chosen.begin(), chosen.end());
 
-    TrainerOptions options = ProductOptions(UnigramReferenceOptions(), 1);
-    options.character_coverage = 1.0;
-    const WordCounts counts = ToCounts(words);
-    WordSource source = WordSource::Borrow(counts);
-    const unigram::UnigramWords product_words = unigram::ReadWords(source.Entries(), options);
-    std::vector<unigram::ScoredPiece> pieces;
-    for (const auto& [text, s] : listed) pieces.push_back({product_words.Symbols(text), s});
+    const GivenPieces given(words, listed);
+    const unigram::UnigramWords& product_words = given.words;
+    const std::vector<unigram::ScoredPiece>& pieces = given.pieces;
+    const std::vector<std::pair<std::string, uint64_t>>& in_order = given.in_order;
     const unigram::PieceSet set(pieces, product_words.chars.size());
     const bool cache = trial % 2 == 0;
     const unigram::Lattices lattices(product_words, set, cache ? uint64_t{1} << 24 : 0);
     ASSERT_EQ(lattices.cached(), cache);
-    std::vector<std::pair<std::string, uint64_t>> in_order;
-    for (size_t w = 0; w < product_words.size(); ++w) {
-      in_order.emplace_back(std::string(source.Entries()[w].first), source.Entries()[w].second);
-    }
     SCOPED_TRACE("trial " + std::to_string(trial));
     const testing::UnigramEStepResult want = testing::ReferenceUnigramEStep(in_order, listed);
     ASSERT_EQ(want.log_z.size(), product_words.size());
