@@ -24,7 +24,7 @@ class ReplayRanks {
       : dense_ids_(dense_ids <= kMaxDenseIds ? static_cast<TokenId>(dense_ids) : 0),
         dense_(size_t{dense_ids_} * dense_ids_, kNoRank),
         next_(merges.size(), kNoRank) {
-    first_.Build(MergeEntries(merges, MergePriority::kMergeIndex));  // keeps the first rank
+    first_.Build(merges, MergePriority::kMergeIndex);  // keeps the first rank
     std::vector<uint32_t> last(merges.size(), kNoRank);  // the chain's end, by first rank
     for (uint32_t i = 0; i < merges.size(); ++i) {
       const TokenId left = merges[i].left, right = merges[i].right;
