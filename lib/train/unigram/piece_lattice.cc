@@ -89,6 +89,17 @@ void WordEdges(const UnigramWords& words, size_t w, const PieceSet& set, const L
 struct Scratch {
   std::vector<Edge> edges;
   std::vector<double> alpha, beta, sum;
+  std::vector<uint32_t> at;        // the E-step's first occurrence at each start
+  std::vector<uint8_t> no_single;  // the E-step's: no living one-character piece starts here
+  // Room for a word of n characters in alpha, beta, at and no_single (their contents left).
+  void Size(size_t n) {
+    if (alpha.size() < n + 1) {
+      alpha.resize(n + 1);
+      beta.resize(n + 1);
+      at.resize(n + 1);
+      no_single.resize(n + 1);
+    }
+  }
   std::vector<double> best;
   std::vector<uint32_t> from;  // the best path's last edge into each position (edge index)
   std::vector<uint32_t> piece;  // ViterbiCounts' cached path: that edge's piece
@@ -296,48 +307,54 @@ EStep RunEStep(const UnigramWords& words, const PieceSet& set, const Lattices& l
       if (lattices.cached()) {
         // Probabilities straight from the cached occurrences (no edge list built), in the edge
         // list's order of sums: by start, each start's by length, its unknown edge last
-        // forwards and first backwards.
+        // forwards and first backwards. A dead piece's probability is 0, so its occurrence
+        // adds +0.0 to a sum (which leaves it exactly as it was) and 0 to its expected count:
+        // no branch on `alive` but for the one-character piece that decides the unknown edge.
+        // at[start]: the first occurrence at `start`; no_single[start]: 1 when no living
+        // one-character piece starts there (the unknown edge does).
         const std::span<const Lattices::Occurrence> occ = lattices.Of(w);
-        s.alpha.assign(n + 1, 0.0);
-        s.alpha[0] = 1;
+        const Lattices::Occurrence* const o = occ.data();
+        const double* const probability = set.probability.data();
+        const uint8_t* const alive = set.alive.data();
+        const double unknown = set.unknown_probability;
+        s.Size(n);
+        double* const alpha = s.alpha.data();
+        double* const beta = s.beta.data();
+        uint32_t* const at = s.at.data();
+        uint8_t* const no_single = s.no_single.data();
+        std::fill_n(alpha, n + 1, 0.0);
+        alpha[0] = 1;
+        const size_t size = occ.size();
         size_t k = 0;
         for (size_t start = 0; start < n; ++start) {
-          bool single = false;
-          const double a = s.alpha[start];
-          for (; k < occ.size() && occ[k].start == start; ++k) {
-            const Lattices::Occurrence& o = occ[k];
-            if (!set.alive[o.piece]) continue;
-            s.alpha[start + o.length] += a * set.probability[o.piece];
-            single |= o.length == 1;
+          at[start] = static_cast<uint32_t>(k);
+          const double a = alpha[start];
+          const bool single =
+              k < size && o[k].start == start && o[k].length == 1 && alive[o[k].piece] != 0;
+          no_single[start] = !single;
+          for (; k < size && o[k].start == start; ++k) {
+            alpha[start + o[k].length] += a * probability[o[k].piece];
           }
-          if (!single) s.alpha[start + 1] += a * set.unknown_probability;
+          if (!single) alpha[start + 1] += a * unknown;
         }
-        if (trusted(s.alpha[n])) {
-          s.beta.assign(n + 1, 0.0);
-          s.beta[n] = 1;
-          size_t end = occ.size();
+        at[n] = static_cast<uint32_t>(size);
+        if (trusted(alpha[n])) {
+          beta[n] = 1;
           for (size_t start = n; start-- > 0;) {
-            size_t first = end;
-            while (first > 0 && occ[first - 1].start == start) --first;
-            bool single = false;
-            for (size_t j = first; j < end && occ[j].length == 1; ++j) single |= set.alive[occ[j].piece] != 0;
             double b = 0;
-            if (!single) b += set.unknown_probability * s.beta[start + 1];
-            for (size_t j = end; j-- > first;) {
-              const Lattices::Occurrence& o = occ[j];
-              if (!set.alive[o.piece]) continue;
-              b += set.probability[o.piece] * s.beta[start + o.length];
+            if (no_single[start]) b += unknown * beta[start + 1];
+            for (size_t j = at[start + 1]; j-- > at[start];) {
+              b += probability[o[j].piece] * beta[start + o[j].length];
             }
-            s.beta[start] = b;
-            end = first;
+            beta[start] = b;
           }
-          const double scale = count / s.alpha[n] * kFixedScale;
-          for (const Lattices::Occurrence& o : occ) {
-            if (!set.alive[o.piece]) continue;
-            local.expected[o.piece] += RoundNonNegative(s.alpha[o.start] * set.probability[o.piece] *
-                                                        s.beta[o.start + o.length] * scale);
+          const double scale = count / alpha[n] * kFixedScale;
+          int64_t* const expected = local.expected.data();
+          for (size_t j = 0; j < size; ++j) {
+            expected[o[j].piece] += RoundNonNegative(alpha[o[j].start] * probability[o[j].piece] *
+                                                     beta[o[j].start + o[j].length] * scale);
           }
-          local.ll += static_cast<__int128>(std::round(count * std::log(s.alpha[n]) * kFixedScale));
+          local.ll += static_cast<__int128>(std::round(count * std::log(alpha[n]) * kFixedScale));
           continue;
         }
       }
@@ -460,6 +477,9 @@ std::vector<uint64_t> ViterbiCounts(const UnigramWords& words, const PieceSet& s
     l.freq.assign(pieces, 0);
     return l;
   });
+  // The living pieces' scores, -inf for the dead (the cached path's relaxation skips them so).
+  std::vector<double> score(pieces);
+  for (size_t i = 0; i < pieces; ++i) score[i] = set.alive[i] ? set.score[i] : kNegInf;
   tbb::parallel_for(tbb::blocked_range<size_t>(0, words.size(), 256),
                     [&](const tbb::blocked_range<size_t>& r) {
     Local& local = locals.local();
@@ -470,38 +490,48 @@ std::vector<uint64_t> ViterbiCounts(const UnigramWords& words, const PieceSet& s
       if (lattices.cached()) {
         // BestPath over the edges Edges() would list, straight from the cached occurrences
         // (the same order: by start, each start's by length, its unknown edge last; the same
-        // rule: the first of equal scores into a position wins). s.from holds the start of the
-        // best edge into each position, s.piece its piece.
+        // rule: the first of equal scores into a position wins). Every position is reached
+        // (a one-character piece or the unknown edge leaves each), so "reached" is "best
+        // above -inf", and a dead piece's score is -inf (`score`), which never wins. s.from
+        // holds the start of the best edge into each position, s.piece its piece.
         const size_t n = text.size();
         const std::span<const Lattices::Occurrence> occ = lattices.Of(w);
-        s.best.assign(n + 1, kNegInf);
-        s.from.assign(n + 1, PieceTrie::kNone);
-        s.piece.resize(n + 1);
-        s.best[0] = 0;
-        auto reached = [&](size_t at) { return at == 0 || s.from[at] != PieceTrie::kNone; };
-        auto relax = [&](size_t start, size_t end, uint32_t piece, double score) {
-          const double candidate = s.best[start] + score;
-          if (!reached(end) || candidate > s.best[end]) {
-            s.best[end] = candidate;
-            s.from[end] = static_cast<uint32_t>(start);
-            s.piece[end] = piece;
-          }
-        };
+        const Lattices::Occurrence* const o = occ.data();
+        const size_t size = occ.size();
+        s.best.resize(std::max(s.best.size(), n + 1));
+        s.from.resize(std::max(s.from.size(), n + 1));
+        s.piece.resize(std::max(s.piece.size(), n + 1));
+        double* const best = s.best.data();
+        uint32_t* const from = s.from.data();
+        uint32_t* const piece = s.piece.data();
+        std::fill_n(best, n + 1, kNegInf);
+        best[0] = 0;
         size_t k = 0;
         for (size_t start = 0; start < n; ++start) {
-          const bool from_here = reached(start);
-          bool single = false;
-          for (; k < occ.size() && occ[k].start == start; ++k) {
-            const Lattices::Occurrence& o = occ[k];
-            if (!set.alive[o.piece]) continue;
-            single |= o.length == 1;
-            if (from_here) relax(start, start + o.length, o.piece, set.score[o.piece]);
+          const double b = best[start];
+          const bool single =
+              k < size && o[k].start == start && o[k].length == 1 && set.alive[o[k].piece] != 0;
+          for (; k < size && o[k].start == start; ++k) {
+            const size_t end = start + o[k].length;
+            const double candidate = b + score[o[k].piece];
+            if (candidate > best[end]) {
+              best[end] = candidate;
+              from[end] = static_cast<uint32_t>(start);
+              piece[end] = o[k].piece;
+            }
           }
-          if (!single && from_here) relax(start, start + 1, PieceTrie::kNone, set.unknown_score);
+          if (!single) {
+            const double candidate = b + set.unknown_score;
+            if (candidate > best[start + 1]) {
+              best[start + 1] = candidate;
+              from[start + 1] = static_cast<uint32_t>(start);
+              piece[start + 1] = PieceTrie::kNone;
+            }
+          }
         }
-        if (!reached(n)) continue;
-        for (size_t at = n; at > 0; at = s.from[at]) {
-          if (s.piece[at] != PieceTrie::kNone) local.freq[s.piece[at]] += words.counts[w];
+        if (best[n] == kNegInf) continue;  // (cannot happen: every position is reached)
+        for (size_t at = n; at > 0; at = from[at]) {
+          if (piece[at] != PieceTrie::kNone) local.freq[piece[at]] += words.counts[w];
         }
         continue;
       }
