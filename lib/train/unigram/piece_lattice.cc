@@ -511,23 +511,18 @@ std::vector<uint64_t> ViterbiCounts(const UnigramWords& words, const PieceSet& s
           const double b = best[start];
           const bool single =
               k < size && o[k].start == start && o[k].length == 1 && set.alive[o[k].piece] != 0;
+          // Selects, not branches: which edge wins is data, and a mispredicted branch per
+          // edge cost more than the stores.
+          auto relax = [&](size_t end, uint32_t p, double candidate) {
+            const bool better = candidate > best[end];
+            best[end] = better ? candidate : best[end];
+            from[end] = better ? static_cast<uint32_t>(start) : from[end];
+            piece[end] = better ? p : piece[end];
+          };
           for (; k < size && o[k].start == start; ++k) {
-            const size_t end = start + o[k].length;
-            const double candidate = b + score[o[k].piece];
-            if (candidate > best[end]) {
-              best[end] = candidate;
-              from[end] = static_cast<uint32_t>(start);
-              piece[end] = o[k].piece;
-            }
+            relax(start + o[k].length, o[k].piece, b + score[o[k].piece]);
           }
-          if (!single) {
-            const double candidate = b + set.unknown_score;
-            if (candidate > best[start + 1]) {
-              best[start + 1] = candidate;
-              from[start + 1] = static_cast<uint32_t>(start);
-              piece[start + 1] = PieceTrie::kNone;
-            }
-          }
+          if (!single) relax(start + 1, PieceTrie::kNone, b + set.unknown_score);
         }
         if (best[n] == kNegInf) continue;  // (cannot happen: every position is reached)
         for (size_t at = n; at > 0; at = from[at]) {
