@@ -31,6 +31,35 @@ struct Candidate {
   uint32_t len;
 };
 
+// Sorts `data` by key, stably: a least-significant-digit radix sort on the low `key_bits` bits
+// of the keys, 11 bits a pass (a pass where every key has the same digit is skipped).
+// `scratch` holds as many elements as `data`.
+void RadixSortByKey(std::span<Keyed> data, std::span<Keyed> scratch, int key_bits) {
+  constexpr int kDigit = 11;
+  constexpr size_t kBuckets = size_t{1} << kDigit;
+  std::vector<uint32_t> next(kBuckets);
+  Keyed* from = data.data();
+  Keyed* to = scratch.data();
+  const size_t n = data.size();
+  for (int shift = 0; shift < key_bits; shift += kDigit) {
+    auto digit = [shift](const Keyed& k) { return (k.key >> shift) & (kBuckets - 1); };
+    std::fill(next.begin(), next.end(), 0);
+    for (size_t i = 0; i < n; ++i) ++next[digit(from[i])];
+    uint32_t sum = 0;
+    bool trivial = false;
+    for (uint32_t& c : next) {
+      trivial |= c == n;
+      const uint32_t count = c;
+      c = sum;
+      sum += count;
+    }
+    if (trivial) continue;
+    for (size_t i = 0; i < n; ++i) to[next[digit(from[i])]++] = from[i];
+    std::swap(from, to);
+  }
+  if (from != data.data()) std::copy(from, from + n, data.data());
+}
+
 }  // namespace
 
 std::vector<ScoredPiece> MakeSeedPieces(const UnigramWords& words, const PieceRules& rules,
@@ -49,34 +78,6 @@ std::vector<ScoredPiece> MakeSeedPieces(const UnigramWords& words, const PieceRu
   uint32_t* const text = text_buffer.get();
   text[n] = 0;
   dist[n] = 0;
-  constexpr size_t kWordBlock = 4096;
-  const size_t blocks = (word_count + kWordBlock - 1) / kWordBlock;
-  // known[b]: the positions of words before block b that hold a character (the runs' starts to
-  // sort); the block's own count first, then prefix sums.
-  std::vector<size_t> known(blocks + 1, 0);
-  tbb::parallel_for(size_t{0}, blocks, [&](size_t b) {
-    const size_t first = b * kWordBlock, last = std::min(word_count, first + kWordBlock);
-    size_t count = 0;
-    for (size_t w = first; w < last; ++w) {
-      const size_t at = words.begin[w] + w;
-      const std::span<const uint32_t> word = words.Word(w);
-      for (size_t j = 0; j < word.size(); ++j) {
-        text[at + j] = word[j] == kUnknownSymbol ? 0 : word[j] + 1;
-        word_at[at + j] = static_cast<uint32_t>(w);
-        count += word[j] != kUnknownSymbol;
-      }
-      text[at + word.size()] = 0;
-      word_at[at + word.size()] = static_cast<uint32_t>(w);
-      uint8_t d = 0;
-      dist[at + word.size()] = 0;
-      for (size_t j = word.size(); j-- > 0;) {
-        d = text[at + j] == 0 ? 0 : static_cast<uint8_t>(std::min<unsigned>(d + 1u, 255u));
-        dist[at + j] = d;
-      }
-    }
-    known[b + 1] = count;
-  });
-  for (size_t b = 0; b < blocks; ++b) known[b + 1] += known[b];
   // The run starts sorted on their first `depth` = max_piece_length + 1 characters (what
   // the nodes up to max_piece_length need): keys of as many characters as fit 64 bits, sorted,
   // and each group of equal keys sorted on the next key (most significant first), in parallel.
@@ -96,18 +97,83 @@ std::vector<ScoredPiece> MakeSeedPieces(const UnigramWords& words, const PieceRu
     }
     return k;
   };
-  // The runs' starts (positions holding a character) with their first keys, in text order.
-  const size_t m = known[blocks];
+  // The first sort is a bucket sort on the first keys' top bits (counted while the text is
+  // filled, the starts placed by bucket: no second array), then each bucket sorted on its own.
+  const int key_bits = static_cast<int>(per_key) * bits;
+  const int bucket_bits = std::min(12, key_bits);
+  const size_t buckets = size_t{1} << bucket_bits;
+  auto bucket_of = [&](uint64_t k) { return static_cast<size_t>(k >> (key_bits - bucket_bits)); };
+  // Blocks of words, at most 256 (each counts its starts per bucket).
+  const size_t word_block = std::max<size_t>(4096, (word_count + 255) / 256);
+  const size_t blocks = (word_count + word_block - 1) / word_block;
+  // slot[b * buckets + d]: block b's starts in bucket d, then where its next one goes.
+  std::vector<uint32_t> slot(blocks * buckets, 0);
+  tbb::parallel_for(size_t{0}, blocks, [&](size_t b) {
+    const size_t first = b * word_block, last = std::min(word_count, first + word_block);
+    uint32_t* const count = slot.data() + b * buckets;
+    for (size_t w = first; w < last; ++w) {
+      const size_t at = words.begin[w] + w;
+      const std::span<const uint32_t> word = words.Word(w);
+      for (size_t j = 0; j < word.size(); ++j) {
+        text[at + j] = word[j] == kUnknownSymbol ? 0 : word[j] + 1;
+        word_at[at + j] = static_cast<uint32_t>(w);
+      }
+      text[at + word.size()] = 0;
+      word_at[at + word.size()] = static_cast<uint32_t>(w);
+      uint8_t d = 0;
+      dist[at + word.size()] = 0;
+      for (size_t j = word.size(); j-- > 0;) {
+        d = text[at + j] == 0 ? 0 : static_cast<uint8_t>(std::min<unsigned>(d + 1u, 255u));
+        dist[at + j] = d;
+      }
+      for (size_t j = 0; j < word.size(); ++j) {
+        if (text[at + j] != 0) ++count[bucket_of(key(static_cast<uint32_t>(at + j), 0))];
+      }
+    }
+  });
+  // Buckets in order, each holding its blocks' starts in block order.
+  std::vector<size_t> bucket_begin(buckets + 1, 0);
+  size_t m = 0;
+  for (size_t d = 0; d < buckets; ++d) {
+    bucket_begin[d] = m;
+    for (size_t b = 0; b < blocks; ++b) {
+      const uint32_t c = slot[b * buckets + d];
+      slot[b * buckets + d] = static_cast<uint32_t>(m);
+      m += c;
+    }
+  }
+  bucket_begin[buckets] = m;
+  // The runs' starts (positions holding a character) with their first keys.
   std::unique_ptr<Keyed[]> sorted_buffer(new Keyed[m]);
   std::span<Keyed> sorted(sorted_buffer.get(), m);
   tbb::parallel_for(size_t{0}, blocks, [&](size_t b) {
-    const size_t first = b * kWordBlock, last = std::min(word_count, first + kWordBlock);
-    size_t k = known[b];
+    const size_t first = b * word_block, last = std::min(word_count, first + word_block);
+    uint32_t* const next = slot.data() + b * buckets;
     for (size_t i = words.begin[first] + first, end = words.begin[last] + last; i < end; ++i) {
-      if (text[i] != 0) sorted[k++] = {key(static_cast<uint32_t>(i), 0), static_cast<uint32_t>(i)};
+      if (text[i] == 0) continue;
+      const uint64_t k = key(static_cast<uint32_t>(i), 0);
+      sorted[next[bucket_of(k)]++] = {k, static_cast<uint32_t>(i)};
     }
   });
-  tbb::parallel_sort(sorted.begin(), sorted.end());
+  std::vector<uint32_t>().swap(slot);
+  {
+    // Each bucket sorted by (key, position): by std::sort on both when small, else by a stable
+    // radix sort on the key's other bits (a bucket is in position order as placed).
+    tbb::enumerable_thread_specific<std::vector<Keyed>> scratch;
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, buckets, 1), [&](const tbb::blocked_range<size_t>& r) {
+      for (size_t d = r.begin(); d != r.end(); ++d) {
+        const std::span<Keyed> bucket =
+            sorted.subspan(bucket_begin[d], bucket_begin[d + 1] - bucket_begin[d]);
+        if (bucket.size() < 4096) {
+          std::sort(bucket.begin(), bucket.end());
+        } else {
+          std::vector<Keyed>& local = scratch.local();
+          if (local.size() < bucket.size()) local.resize(bucket.size());
+          RadixSortByKey(bucket, std::span<Keyed>(local.data(), bucket.size()), key_bits - bucket_bits);
+        }
+      }
+    });
+  }
   // Groups of equal keys: sort them on the next key. (Equal keys may still hold a run that
   // ends right after them beside runs that go on: the next key, 0 for the first, tells them.)
   struct Group {
@@ -117,7 +183,10 @@ std::vector<ScoredPiece> MakeSeedPieces(const UnigramWords& words, const PieceRu
     for (size_t b = begin; b < end;) {
       size_t e = b + 1;
       while (e < end && sorted[e].key == sorted[b].key) ++e;
-      if (e - b >= 2 && level + 1 < levels) {
+      // Equal keys whose runs end before this level's last character (a 0 in the key) are
+      // equal to the end, and already in position order: only the others need the next key.
+      // (A run ending exactly at the key's end may equal longer ones up to there.)
+      if (e - b >= 2 && level + 1 < levels && dist[sorted[b].pos] >= (level + 1) * per_key) {
         out.push_back({b, e, level + 1});
       }
       b = e;
