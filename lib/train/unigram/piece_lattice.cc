@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 namespace tokenmill::unigram {
 namespace {
@@ -153,21 +154,42 @@ PieceTrie::PieceTrie(std::span<const ScoredPiece> pieces, size_t alphabet)
     piece[symbols.empty() ? kRoot : path.back()] = p;
     previous = &symbols;
   }
-  nodes_.assign(piece.size() + 1, Node{0, kNone});
-  for (size_t k = 0; k < piece.size(); ++k) nodes_[k].piece = piece[k];
-  for (const NewLink& l : made) ++nodes_[l.parent + 1].first;
-  for (size_t k = 1; k < nodes_.size(); ++k) nodes_[k].first += nodes_[k - 1].first;
-  links_.resize(made.size());
-  std::vector<uint32_t> next(nodes_.size());
-  for (size_t k = 0; k < nodes_.size(); ++k) next[k] = nodes_[k].first;
-  for (const NewLink& l : made) links_[next[l.parent]++] = {l.id, l.child};
+  // Records in node order; a node's children were made in character order.
+  std::vector<uint32_t> children(piece.size(), 0);
+  for (const NewLink& l : made) ++children[l.parent];
+  nodes_.resize(piece.size());
+  size_t size = 0;
+  for (size_t k = 0; k < piece.size(); ++k) {
+    nodes_[k] = static_cast<uint32_t>(size);
+    size += 2 + 2 * size_t{children[k]};
+  }
+  if (size >= kNone) {
+    // (Pieces of at most 64 characters: far more than 2^31 of them would be needed.)
+    throw std::length_error("PieceTrie: too many nodes");
+  }
+  records_.assign(size, 0);
+  for (size_t k = 0; k < piece.size(); ++k) {
+    records_[nodes_[k]] = piece[k];
+    records_[nodes_[k] + 1] = children[k];
+  }
+  std::vector<uint32_t> filled(piece.size(), 0);
+  for (const NewLink& l : made) {
+    const size_t at = nodes_[l.parent];
+    const uint32_t k = filled[l.parent]++;
+    records_[at + 2 + k] = l.id;
+    records_[at + 2 + children[l.parent] + k] = nodes_[l.child];
+  }
+  for (uint32_t& node : root_) {
+    if (node != kNone) node = nodes_[node];
+  }
 }
 
 void PieceTrie::Remap(std::span<const uint32_t> new_index) {
   tbb::parallel_for(tbb::blocked_range<size_t>(0, nodes_.size(), 1 << 16),
                     [&](const tbb::blocked_range<size_t>& r) {
     for (size_t k = r.begin(); k != r.end(); ++k) {
-      if (nodes_[k].piece != kNone) nodes_[k].piece = new_index[nodes_[k].piece];
+      uint32_t& p = records_[nodes_[k]];
+      if (p != kNone) p = new_index[p];
     }
   });
 }

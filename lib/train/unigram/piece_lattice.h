@@ -29,35 +29,32 @@ class PieceTrie {
   static constexpr uint32_t kRoot = 0;
   uint32_t Child(uint32_t node, uint32_t id) const {
     if (node == kRoot) return id < root_.size() ? root_[id] : kNone;
-    const Link* begin = links_.data() + nodes_[node].first;
-    const Link* end = links_.data() + nodes_[node + 1].first;
-    if (end - begin <= 8) {
-      for (const Link* l = begin; l != end; ++l) {
-        if (l->id == id) return l->child;
+    const uint32_t* const record = records_.data() + node;
+    const uint32_t count = record[1];
+    const uint32_t* const ids = record + 2;
+    if (count <= 8) {
+      for (uint32_t k = 0; k < count; ++k) {
+        if (ids[k] == id) return ids[count + k];
       }
       return kNone;
     }
-    const Link* l = std::lower_bound(begin, end, id, [](const Link& x, uint32_t v) { return x.id < v; });
-    return l != end && l->id == id ? l->child : kNone;
+    const uint32_t* const at = std::lower_bound(ids, ids + count, id);
+    return at != ids + count && *at == id ? at[count] : kNone;
   }
   // The piece ending at `node`, or kNone.
-  uint32_t Piece(uint32_t node) const { return nodes_[node].piece; }
+  uint32_t Piece(uint32_t node) const { return records_[node]; }
   // For a subset of the pieces: piece i becomes new_index[i] (kNone: gone). The nodes stay
   // (a path to a gone piece just ends nowhere).
   void Remap(std::span<const uint32_t> new_index);
 
  private:
-  struct Link {
-    uint32_t id, child;
-  };
-  // A node's piece beside where its children start: a walk reads both of the node it reaches.
-  struct Node {
-    uint32_t first;  // node k's children are links_[nodes_[k].first, nodes_[k + 1].first)
-    uint32_t piece;
-  };
-  std::vector<uint32_t> root_;  // the root's children by character id
-  std::vector<Node> nodes_;     // one per node, and a last one holding the end of links_
-  std::vector<Link> links_;     // by node, then character id
+  // A node is the offset of its record in records_: its piece, its number of children c, their
+  // characters (ascending), then their nodes; 2 + 2c words. A step of a walk reads one record
+  // (mostly one cache line) instead of a node and, elsewhere, its links. The root's record is
+  // the first (no children there: root_ holds them).
+  std::vector<uint32_t> root_;     // the root's children by character id
+  std::vector<uint32_t> records_;
+  std::vector<uint32_t> nodes_;    // every record's offset, for Remap
 };
 
 // The pieces of one round, their trie, scores and the unknown edge's score. Within a round
