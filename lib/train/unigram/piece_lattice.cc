@@ -297,15 +297,23 @@ void Lattices::Remap(std::span<const uint32_t> new_index) {
 }
 
 EStep RunEStep(const UnigramWords& words, const PieceSet& set, const Lattices& lattices) {
+  // A piece's probability beside this thread's expected count of it: one cache line where
+  // an occurrence of a rare piece reads one and adds to the other (two lines, each missed,
+  // when they were apart).
+  struct Slot {
+    double probability;
+    int64_t expected;
+  };
   struct Local {
-    std::vector<int64_t> expected;
+    std::vector<Slot> slots;
     __int128 ll = 0;
     Scratch scratch;
   };
   const size_t pieces = set.pieces.size();
-  tbb::enumerable_thread_specific<Local> locals([pieces] {
+  tbb::enumerable_thread_specific<Local> locals([&set, pieces] {
     Local l;
-    l.expected.assign(pieces, 0);
+    l.slots.resize(pieces);
+    for (size_t p = 0; p < pieces; ++p) l.slots[p] = {set.probability[p], 0};
     return l;
   });
   tbb::parallel_for(tbb::blocked_range<size_t>(0, words.size(), 256),
@@ -336,7 +344,7 @@ EStep RunEStep(const UnigramWords& words, const PieceSet& set, const Lattices& l
         // one-character piece starts there (the unknown edge does).
         const std::span<const Lattices::Occurrence> occ = lattices.Of(w);
         const Lattices::Occurrence* const o = occ.data();
-        const double* const probability = set.probability.data();
+        Slot* const slots = local.slots.data();
         const uint8_t* const alive = set.alive.data();
         const double unknown = set.unknown_probability;
         s.Size(n);
@@ -355,26 +363,27 @@ EStep RunEStep(const UnigramWords& words, const PieceSet& set, const Lattices& l
               k < size && o[k].start == start && o[k].length == 1 && alive[o[k].piece] != 0;
           no_single[start] = !single;
           for (; k < size && o[k].start == start; ++k) {
-            alpha[start + o[k].length] += a * probability[o[k].piece];
+            alpha[start + o[k].length] += a * slots[o[k].piece].probability;
           }
           if (!single) alpha[start + 1] += a * unknown;
         }
         at[n] = static_cast<uint32_t>(size);
         if (trusted(alpha[n])) {
+          // The expected counts in the same pass: an occurrence's end is past its start, so
+          // its beta is final when its start's turn comes.
+          const double scale = count / alpha[n] * kFixedScale;
           beta[n] = 1;
           for (size_t start = n; start-- > 0;) {
             double b = 0;
             if (no_single[start]) b += unknown * beta[start + 1];
+            const double a = alpha[start];
             for (size_t j = at[start + 1]; j-- > at[start];) {
-              b += probability[o[j].piece] * beta[start + o[j].length];
+              Slot& slot = slots[o[j].piece];
+              const double after = beta[start + o[j].length];
+              b += slot.probability * after;
+              slot.expected += RoundNonNegative(a * slot.probability * after * scale);
             }
             beta[start] = b;
-          }
-          const double scale = count / alpha[n] * kFixedScale;
-          int64_t* const expected = local.expected.data();
-          for (size_t j = 0; j < size; ++j) {
-            expected[o[j].piece] += RoundNonNegative(alpha[o[j].start] * probability[o[j].piece] *
-                                                     beta[o[j].start + o[j].length] * scale);
           }
           local.ll += static_cast<__int128>(std::round(count * std::log(alpha[n]) * kFixedScale));
           continue;
@@ -399,7 +408,7 @@ EStep RunEStep(const UnigramWords& words, const PieceSet& set, const Lattices& l
           const double scale = count / s.alpha[n] * kFixedScale;
           for (const Edge& e : s.edges) {
             if (e.piece == PieceTrie::kNone) continue;
-            local.expected[e.piece] +=
+            local.slots[e.piece].expected +=
                 RoundNonNegative(s.alpha[e.start] * set.probability[e.piece] * s.beta[e.end] * scale);
           }
           local.ll += static_cast<__int128>(std::round(count * std::log(s.alpha[n]) * kFixedScale));
@@ -441,7 +450,7 @@ EStep RunEStep(const UnigramWords& words, const PieceSet& set, const Lattices& l
       for (const Edge& e : s.edges) {
         if (e.piece == PieceTrie::kNone) continue;
         const double p = std::exp(s.alpha[e.start] + e.score + s.beta[e.end] - z);
-        local.expected[e.piece] += RoundNonNegative(count * p * kFixedScale);
+        local.slots[e.piece].expected += RoundNonNegative(count * p * kFixedScale);
       }
       local.ll += static_cast<__int128>(std::round(count * z * kFixedScale));
     }
@@ -449,7 +458,7 @@ EStep RunEStep(const UnigramWords& words, const PieceSet& set, const Lattices& l
   EStep result;
   result.expected.assign(pieces, 0);
   for (const Local& l : locals) {
-    for (size_t p = 0; p < pieces; ++p) result.expected[p] += l.expected[p];
+    for (size_t p = 0; p < pieces; ++p) result.expected[p] += l.slots[p].expected;
     result.log_likelihood += l.ll;
   }
   return result;
