@@ -17,6 +17,8 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -734,6 +736,31 @@ TEST(UnigramSample, EncoderOptionsSampleAndRepeatForOneSeed) {
   options.unigram_alpha = 0;
   const std::vector<std::vector<TokenId>> best = draws(options);
   EXPECT_EQ(std::set<std::vector<TokenId>>(best.begin(), best.end()).size(), 1u);
+}
+
+// UnigramFileScore is the C library's "%.15g" read back by strtod (its contract, which the
+// Hugging Face parity of trained files rests on): on scores as training makes them (log
+// probabilities, many near ties), on random bit patterns of finite doubles, and on edges.
+TEST(UnigramFileScore, EqualsPrintf15gReadBackByStrtod) {
+  auto reference = [](double x) {
+    char digits[64];
+    std::snprintf(digits, sizeof(digits), "%.15g", x);
+    return std::strtod(digits, nullptr);
+  };
+  std::mt19937_64 rng(20261204);
+  std::vector<double> values = {0.0, -0.0, -1.0, -1e-300, -5e-324, -1.7976931348623157e308,
+                                -0.1, -0.30000000000000004, -12.345678901234567, -1e15, -1e16};
+  std::uniform_real_distribution<double> log_probability(-60.0, 0.0);
+  for (int i = 0; i < 300000; ++i) values.push_back(log_probability(rng));
+  for (int i = 0; i < 300000; ++i) {
+    const double x = std::bit_cast<double>(rng());
+    if (std::isfinite(x)) values.push_back(x);
+  }
+  size_t differ = 0;
+  for (double x : values) {
+    if (std::bit_cast<uint64_t>(UnigramFileScore(x)) != std::bit_cast<uint64_t>(reference(x))) ++differ;
+  }
+  EXPECT_EQ(differ, 0u) << "of " << values.size();
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #include "model/unigram/unigram_model.h"
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 
 #include "absl/container/flat_hash_map.h"
@@ -12,9 +12,17 @@
 namespace tokenmill {
 
 double UnigramFileScore(double score) {
+  // printf's "%.15g" read back by strtod, through <charconv> (the same digits, "as if by
+  // printf", and the same correctly rounded reading, without a locale or a format string to
+  // parse: snprintf and strtod took 1 us a score, 30 ms of a 30000-piece vocabulary).
   char digits[40];
-  std::snprintf(digits, sizeof(digits), "%.15g", score);
-  return std::strtod(digits, nullptr);
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof(digits) - 1, score,
+                                       std::chars_format::general, 15);
+  *end = '\0';
+  double value = 0;
+  // (Out of range, where strtod gives infinity and from_chars nothing: +-DBL_MAX rounds up.)
+  if (std::from_chars(digits, end, value).ec != std::errc()) value = std::strtod(digits, nullptr);
+  return value;
 }
 
 const UnigramModel* AsUnigram(const Model& model) {
