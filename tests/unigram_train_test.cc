@@ -463,6 +463,81 @@ TEST(UnigramTrain, SeedsEqualReferenceOnRandomCorpora) {
   EXPECT_GT(cut, 30u);
 }
 
+// Each seed's site (MakeSeedPieces' `sites`) spells it, and the lattices of the pieces' own
+// texts cut out of the words' lattices at those sites (what training's first pruning does)
+// equal the ones walked through the trie (what a resumed run does), occurrence for occurrence,
+// with pieces dead since the words' lattices were made, as at a pruning.
+TEST(UnigramTrain, PieceTextLatticesCutAtSeedSitesEqualWalkedOnes) {
+  std::mt19937_64 rng(20261204);
+  size_t rows = 0, occurrences = 0;
+  auto check = [&](const Words& words, const UnigramReferenceOptions& ref_options) {
+    const TrainerOptions options = ProductOptions(ref_options, 0);
+    const WordCounts counts = ToCounts(words);
+    WordSource source = WordSource::Borrow(counts);
+    const unigram::UnigramWords product_words = unigram::ReadWords(source.Entries(), options);
+    const unigram::PieceRules rules(product_words, options.split_by_script);
+    std::vector<unigram::PieceSite> sites;
+    const std::vector<unigram::ScoredPiece> seeds = unigram::MakeSeedPieces(
+        product_words, rules, options.seed_size, options.max_piece_length, nullptr, &sites);
+    ASSERT_EQ(sites.size(), seeds.size());
+    for (size_t i = product_words.chars.size(); i < seeds.size(); ++i) {
+      const std::span<const uint32_t> word = product_words.Word(sites[i].word);
+      ASSERT_LE(sites[i].start + seeds[i].symbols.size(), word.size()) << "seed " << i;
+      EXPECT_TRUE(std::equal(seeds[i].symbols.begin(), seeds[i].symbols.end(),
+                             word.begin() + sites[i].start))
+          << "seed " << i << " " << product_words.Text(seeds[i].symbols);
+    }
+    unigram::PieceSet set(seeds, product_words.chars.size());
+    const unigram::Lattices lattices(product_words, set, uint64_t{1} << 24);
+    ASSERT_TRUE(lattices.cached());
+    for (size_t i = 0; i < seeds.size(); ++i) {
+      if (rng() % 3 == 0) set.alive[i] = 0;
+    }
+    set.Refresh();
+    unigram::UnigramWords texts;
+    texts.begin.assign(1, 0);
+    std::vector<unigram::PieceSite> where;
+    for (size_t i = 0; i < seeds.size(); ++i) {
+      if (!set.alive[i] || seeds[i].symbols.size() == 1) continue;
+      texts.symbols.insert(texts.symbols.end(), seeds[i].symbols.begin(), seeds[i].symbols.end());
+      texts.begin.push_back(texts.symbols.size());
+      texts.counts.push_back(1);
+      where.push_back(sites[i]);
+    }
+    const unigram::Lattices walked(texts, set, uint64_t{1} << 24);
+    const unigram::Lattices cut(texts, lattices, where, set, uint64_t{1} << 24);
+    ASSERT_TRUE(walked.cached());
+    ASSERT_TRUE(cut.cached());
+    for (size_t r = 0; r < texts.size(); ++r) {
+      const auto a = walked.Of(r), b = cut.Of(r);
+      ASSERT_EQ(a.size(), b.size()) << "text " << product_words.Text(texts.Word(r));
+      for (size_t k = 0; k < a.size(); ++k) {
+        EXPECT_EQ(std::tie(a[k].piece, a[k].start, a[k].length),
+                  std::tie(b[k].piece, b[k].start, b[k].length))
+            << "text " << product_words.Text(texts.Word(r)) << " occurrence " << k;
+      }
+      ++rows;
+      occurrences += a.size();
+    }
+  };
+  for (int i = 0; i < 120; ++i) {
+    const Kind kind = static_cast<Kind>(i % kKinds);
+    const Words words = RandomWords(kind, 4 + rng() % 40, rng);
+    SCOPED_TRACE(std::string("corpus ") + std::to_string(i) + " " + KindName(kind) + " " + Show(words));
+    check(words, RandomSeedOptions(rng));
+  }
+  for (const char* name : {"brown", "poetry"}) {
+    const WordCounts counts = CountSharedSlice(name, 200000);
+    if (counts.unique_words() == 0) GTEST_SKIP() << "shared corpus " << name << " not found";
+    SCOPED_TRACE(name);
+    UnigramReferenceOptions options;
+    options.character_coverage = 0.9995;
+    check(ToWords(counts), options);
+  }
+  std::printf("%zu piece texts, %zu occurrences compared\n", rows, occurrences);
+  EXPECT_GT(rows, 20000u);
+}
+
 // Real text: 300 KB of brown (English) and of poetry (Chinese, whose metaspace words are whole
 // lines), whole and cut to small seed sizes, where MakeSeedPieces's partial selection (it keeps
 // 2 * seed_size + 1024 candidates between cuts) is exercised.

@@ -312,6 +312,38 @@ Lattices::Lattices(const UnigramWords& words, const PieceSet& set, uint64_t max_
   if (!cached_) std::vector<Chunk>().swap(chunks_);
 }
 
+Lattices::Lattices(const UnigramWords& texts, const Lattices& source,
+                   std::span<const PieceSite> sites, const PieceSet& set, uint64_t max_edges) {
+  const size_t n = texts.size();
+  chunks_.resize((n + kChunkWords - 1) / kChunkWords);
+  std::atomic<uint64_t> total{0};
+  tbb::enumerable_thread_specific<std::vector<Occurrence>> buffers;
+  tbb::parallel_for(size_t{0}, chunks_.size(), [&](size_t c) {
+    Chunk& chunk = chunks_[c];
+    std::vector<Occurrence>& edges = buffers.local();
+    edges.clear();
+    const size_t first = c * kChunkWords, last = std::min(n, first + kChunkWords);
+    chunk.begin.reserve(last - first + 1);
+    chunk.begin.push_back(0);
+    for (size_t r = first; r < last; ++r) {
+      const size_t from = sites[r].start, to = from + texts.Word(r).size();
+      const std::span<const Occurrence> occ = source.Of(sites[r].word);
+      auto o = std::lower_bound(occ.begin(), occ.end(), from,
+                                [](const Occurrence& x, size_t start) { return x.start < start; });
+      for (; o != occ.end() && o->start < to; ++o) {
+        if (o->start + size_t{o->length} <= to && set.alive[o->piece]) {
+          edges.push_back({o->piece, static_cast<uint16_t>(o->start - from), o->length});
+        }
+      }
+      chunk.begin.push_back(static_cast<uint32_t>(edges.size()));
+    }
+    chunk.edges.assign(edges.begin(), edges.end());
+    total.fetch_add(chunk.edges.size());
+  });
+  cached_ = total.load() <= max_edges;
+  if (!cached_) std::vector<Chunk>().swap(chunks_);
+}
+
 void Lattices::Remap(std::span<const uint32_t> new_index) {
   if (!cached_) return;
   tbb::parallel_for(size_t{0}, chunks_.size(), [&](size_t c) {

@@ -96,6 +96,12 @@ inline constexpr double kLowestLinearTotal = 2.6503965530043108e-261;
 class Lattices {
  public:
   Lattices(const UnigramWords& words, const PieceSet& set, uint64_t max_edges);
+  // The same for texts that are stretches of words `source` holds (text r: the word
+  // sites[r].word from character sites[r].start on), without a trie walk: source's
+  // occurrences there that end inside the stretch, of the pieces alive in `set`, shifted. The
+  // same lattices, when `source` (cached) was made with each of those pieces alive.
+  Lattices(const UnigramWords& texts, const Lattices& source, std::span<const PieceSite> sites,
+           const PieceSet& set, uint64_t max_edges);
   bool cached() const { return cached_; }
   // For the next round, whose pieces are a subset of this one's: piece i becomes new_index[i]
   // (kNone: gone). No trie walk: the occurrences are filtered in place (pieces are never

@@ -64,7 +64,7 @@ void RadixSortByKey(std::span<Keyed> data, std::span<Keyed> scratch, int key_bit
 
 std::vector<ScoredPiece> MakeSeedPieces(const UnigramWords& words, const PieceRules& rules,
                                         size_t seed_size, size_t max_piece_length,
-                                        SeedStats* stats) {
+                                        SeedStats* stats, std::vector<PieceSite>* sites) {
   // The text: every word's character ids + 1, each word and each unknown position ending a run
   // (0); word w's run starts at begin[w] + w. word_at[i]: the word of text position i. Filled
   // in parallel blocks of words, straight into memory the threads touch first (fresh memory is
@@ -358,6 +358,26 @@ std::vector<ScoredPiece> MakeSeedPieces(const UnigramWords& words, const PieceRu
   }
   const double log_sum = std::log(sum);
   for (ScoredPiece& p : seeds) p.score = std::log(p.score) - log_sum;
+  if (sites != nullptr) {
+    // A candidate's text position is in word w's run, which starts at begin[w] + w.
+    sites->assign(seeds.size(), PieceSite{});
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, kept.size(), 4096), [&](const tbb::blocked_range<size_t>& r) {
+      for (size_t i = r.begin(); i != r.end(); ++i) {
+        const uint64_t pos = kept[i].pos;
+        size_t lo = 0, hi = word_count;  // the last word whose run starts at or before pos
+        while (hi - lo > 1) {
+          const size_t mid = (lo + hi) / 2;
+          if (words.begin[mid] + mid <= pos) {
+            lo = mid;
+          } else {
+            hi = mid;
+          }
+        }
+        (*sites)[words.chars.size() + i] = {static_cast<uint32_t>(lo),
+                                            static_cast<uint32_t>(pos - (words.begin[lo] + lo))};
+      }
+    });
+  }
   if (stats != nullptr) {
     stats->positions = m;
     stats->candidates = candidates;

@@ -171,9 +171,15 @@ struct PieceTexts {
   std::optional<unigram::Lattices> lattices;  // over texts
   std::vector<uint32_t> row;                  // by piece index: its row, or PieceTrie::kNone
 
-  void Build(const PieceSet& set) {
+  // With `sites` (by piece index: where the piece occurs in the words, whose lattices
+  // `words` were made with all of these pieces alive), the lattices are cut out of the words'
+  // instead of walking the trie again.
+  void Build(const PieceSet& set, std::span<const unigram::PieceSite> sites,
+             const unigram::Lattices& words) {
     texts.begin.assign(1, 0);
     row.assign(set.pieces.size(), PieceTrie::kNone);
+    std::vector<unigram::PieceSite> where;
+    const bool cut = !sites.empty() && words.cached();
     for (size_t i = 0; i < set.pieces.size(); ++i) {
       const std::vector<uint32_t>& symbols = set.pieces[i].symbols;
       if (!set.alive[i] || symbols.size() == 1) continue;
@@ -181,8 +187,13 @@ struct PieceTexts {
       texts.symbols.insert(texts.symbols.end(), symbols.begin(), symbols.end());
       texts.begin.push_back(texts.symbols.size());
       texts.counts.push_back(1);
+      if (cut) where.push_back(sites[i]);
     }
-    lattices.emplace(texts, set, kMaxCachedOccurrences);
+    if (cut) {
+      lattices.emplace(texts, words, where, set, kMaxCachedOccurrences);
+    } else {
+      lattices.emplace(texts, set, kMaxCachedOccurrences);
+    }
   }
   // After pruning: piece kept[j] is piece j now (new_index its inverse).
   void Keep(std::span<const uint32_t> kept, std::span<const uint32_t> new_index) {
@@ -196,12 +207,13 @@ struct PieceTexts {
 // Pruning (unigram_trainer.h): the pieces kept, as indices into set.pieces, in their new order.
 std::vector<uint32_t> Prune(const UnigramWords& words, const PieceSet& set,
                             const unigram::Lattices& lattices, PieceTexts& piece_texts,
-                            size_t desired, double shrinking_factor) {
+                            std::span<const unigram::PieceSite> sites, size_t desired,
+                            double shrinking_factor) {
   const std::vector<ScoredPiece>& pieces = set.pieces;
   const size_t n = pieces.size();
   std::vector<uint8_t> removable(n, 0);
   std::vector<std::vector<uint32_t>> alternatives(n);
-  if (!piece_texts.lattices) piece_texts.Build(set);
+  if (!piece_texts.lattices) piece_texts.Build(set, sites, lattices);
   const unigram::Lattices& own = *piece_texts.lattices;
   tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 256), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t i = r.begin(); i != r.end(); ++i) {
@@ -379,6 +391,8 @@ absl::StatusOr<TrainResult> UnigramTrainer::Train(WordSource source, const Train
   RoundState state;
   state.vocab_size = options_.vocab_size;
   size_t seed_pieces = 0;
+  // Where each seed occurs (a fresh run's, until the first pruning; empty on a resume).
+  std::vector<unigram::PieceSite> seed_sites;
   if (!control.resume.state.empty()) {
     TM_ASSIGN_OR_RETURN(state, ParseState(control.resume.state, words));
     if (state.vocab_size != options_.vocab_size) {
@@ -391,7 +405,7 @@ absl::StatusOr<TrainResult> UnigramTrainer::Train(WordSource source, const Train
     unigram::PieceRules rules(words, options_.split_by_script);
     unigram::SeedStats stats;
     state.pieces = unigram::MakeSeedPieces(words, rules, options_.seed_size,
-                                           options_.max_piece_length, &stats);
+                                           options_.max_piece_length, &stats, &seed_sites);
     seed_pieces = state.pieces.size();
     if (seed_pieces < budget) {
       return OptionError(
@@ -445,8 +459,12 @@ absl::StatusOr<TrainResult> UnigramTrainer::Train(WordSource source, const Train
       state.final = true;
       state.pieces = set.Alive();
     } else {
+      // The seeds' sites hold while the pieces are the seeds (the first round's, whose
+      // lattices were made with every seed alive).
       const std::vector<uint32_t> kept =
-          Prune(words, set, *lattices, piece_texts, desired, options_.shrinking_factor);
+          Prune(words, set, *lattices, piece_texts, state.rounds == 0 ? seed_sites : std::span<const unigram::PieceSite>(),
+                desired, options_.shrinking_factor);
+      std::vector<unigram::PieceSite>().swap(seed_sites);
       // Nothing could go (every piece is kept): more rounds would not change the vocabulary.
       if (kept.size() == set.alive_count()) state.final = true;
       std::vector<uint32_t> new_index(set.pieces.size(), PieceTrie::kNone);
