@@ -27,7 +27,11 @@ struct Keyed {
 
 struct Candidate {
   uint64_t score;
-  uint64_t pos;  // in the text
+  // The first three code points + 1 in 21 bits each (0 past the end), most significant first:
+  // ordered as the code points are, a prefix first, so that most ties in score are settled
+  // without reading the text.
+  uint64_t head;
+  uint32_t pos;  // in the text
   uint32_t len;
 };
 
@@ -263,6 +267,7 @@ std::vector<ScoredPiece> MakeSeedPieces(const UnigramWords& words, const PieceRu
   // Candidates, keeping the best seed_size (score descending, then code points ascending).
   auto better = [&](const Candidate& a, const Candidate& b) {
     if (a.score != b.score) return a.score > b.score;
+    if (a.head != b.head) return a.head < b.head;
     const uint32_t len = std::min(a.len, b.len);
     for (uint32_t k = 0; k < len; ++k) {
       const uint32_t ca = words.chars[text[a.pos + k] - 1], cb = words.chars[text[b.pos + k] - 1];
@@ -290,7 +295,11 @@ std::vector<ScoredPiece> MakeSeedPieces(const UnigramWords& words, const PieceRu
     for (uint32_t k = 0; k < len; ++k) l.buffer[k] = text[pos + k] - 1;
     if (!rules.Valid(l.buffer.data(), len)) return;
     ++l.candidates;
-    l.kept.push_back({freq * len, pos, len});
+    uint64_t head = 0;
+    for (uint32_t k = 0; k < 3; ++k) {
+      head = head << 21 | (k < len ? uint64_t{words.chars[l.buffer[k]]} + 1 : 0);
+    }
+    l.kept.push_back({freq * len, head, static_cast<uint32_t>(pos), len});
     if (l.kept.size() >= 2 * seed_size + 1024) {
       std::nth_element(l.kept.begin(), l.kept.begin() + static_cast<long>(seed_size), l.kept.end(), better);
       l.kept.resize(seed_size);

@@ -3,6 +3,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
 
 #include <algorithm>
 #include <bit>
@@ -304,23 +305,39 @@ std::unique_ptr<UnigramModel> Finalize(const UnigramWords& words,
     }
     chosen.emplace_back(words.Text({&id, 1}), score);
   }
-  std::vector<std::pair<std::string, double>> rest;
-  for (const ScoredPiece& p : pieces) {
-    if (p.symbols.size() > 1) rest.emplace_back(words.Text(p.symbols), p.score);
+  // The other pieces' texts (in parallel), then their order by score (sorting indices: no
+  // strings moved; texts are distinct, so the order is the one order).
+  std::vector<std::string> texts(pieces.size());
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, pieces.size(), 1024), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t i = r.begin(); i != r.end(); ++i) {
+      if (pieces[i].symbols.size() > 1) texts[i] = words.Text(pieces[i].symbols);
+    }
+  });
+  std::vector<uint32_t> rest;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (pieces[i].symbols.size() > 1) rest.push_back(static_cast<uint32_t>(i));
   }
-  auto by_score = [](const auto& a, const auto& b) {
-    return a.second != b.second ? a.second > b.second : a.first < b.first;
-  };
-  std::sort(rest.begin(), rest.end(), by_score);
-  for (auto& r : rest) {
+  tbb::parallel_sort(rest.begin(), rest.end(), [&](uint32_t a, uint32_t b) {
+    return pieces[a].score != pieces[b].score ? pieces[a].score > pieces[b].score : texts[a] < texts[b];
+  });
+  for (uint32_t i : rest) {
     if (chosen.size() >= budget) break;
-    chosen.push_back(std::move(r));
+    chosen.emplace_back(std::move(texts[i]), pieces[i].score);
   }
-  for (auto& [text, score] : chosen) score = UnigramFileScore(score);
-  std::sort(chosen.begin(), chosen.end(), by_score);
-  for (auto& [text, score] : chosen) {
-    model->tokens.push_back(std::move(text));
-    model->scores.push_back(score);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, chosen.size(), 1024), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t k = r.begin(); k != r.end(); ++k) chosen[k].second = UnigramFileScore(chosen[k].second);
+  });
+  std::vector<uint32_t> order(chosen.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = static_cast<uint32_t>(k);
+  tbb::parallel_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return chosen[a].second != chosen[b].second ? chosen[a].second > chosen[b].second
+                                                : chosen[a].first < chosen[b].first;
+  });
+  model->tokens.reserve(model->tokens.size() + order.size());
+  model->scores.reserve(model->scores.size() + order.size());
+  for (uint32_t k : order) {
+    model->tokens.push_back(std::move(chosen[k].first));
+    model->scores.push_back(chosen[k].second);
   }
   return model;
 }
