@@ -476,11 +476,10 @@ absl::StatusOr<TrainResult> UnigramTrainer::Train(WordSource source, const Train
       state.final = true;
       state.pieces = set.Alive();
     } else {
-      // The seeds' sites hold while the pieces are the seeds (the first round's, whose
-      // lattices were made with every seed alive).
+      // The seeds' sites hold while the pieces are the seeds: a fresh run's first pruning is
+      // its first round's, whose lattices were made with every seed alive. Then they go.
       const std::vector<uint32_t> kept =
-          Prune(words, set, *lattices, piece_texts, state.rounds == 0 ? seed_sites : std::span<const unigram::PieceSite>(),
-                desired, options_.shrinking_factor);
+          Prune(words, set, *lattices, piece_texts, seed_sites, desired, options_.shrinking_factor);
       std::vector<unigram::PieceSite>().swap(seed_sites);
       // Nothing could go (every piece is kept): more rounds would not change the vocabulary.
       if (kept.size() == set.alive_count()) state.final = true;
