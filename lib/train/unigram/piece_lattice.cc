@@ -268,8 +268,8 @@ size_t PieceSet::alive_count() const {
   return static_cast<size_t>(std::count(alive.begin(), alive.end(), 1));
 }
 
-Lattices::Lattices(const UnigramWords& words, const PieceSet& set, uint64_t max_edges) {
-  const size_t n = words.size();
+template <typename FillText>
+void Lattices::Fill(size_t n, uint64_t max_edges, FillText fill_text) {
   chunks_.resize((n + kChunkWords - 1) / kChunkWords);
   std::atomic<uint64_t> total{0};
   std::atomic<bool> too_big{false};
@@ -285,23 +285,10 @@ Lattices::Lattices(const UnigramWords& words, const PieceSet& set, uint64_t max_
     const size_t first = c * kChunkWords, last = std::min(n, first + kChunkWords);
     chunk.begin.reserve(last - first + 1);
     chunk.begin.push_back(0);
-    for (size_t w = first; w < last; ++w) {
-      std::span<const uint32_t> text = words.Word(w);
-      if (text.size() > UINT16_MAX) {
+    for (size_t r = first; r < last; ++r) {
+      if (!fill_text(r, edges)) {
         too_big = true;
         return;
-      }
-      for (size_t s = 0; s < text.size(); ++s) {
-        uint32_t node = PieceTrie::kRoot;
-        for (size_t e = s; e < text.size() && e - s < UINT16_MAX; ++e) {
-          if (text[e] == kUnknownSymbol) break;
-          node = set.trie.Child(node, text[e]);
-          if (node == PieceTrie::kNone) break;
-          const uint32_t piece = set.trie.Piece(node);
-          if (piece != PieceTrie::kNone && set.alive[piece]) {
-            edges.push_back({piece, static_cast<uint16_t>(s), static_cast<uint16_t>(e + 1 - s)});
-          }
-        }
       }
       chunk.begin.push_back(static_cast<uint32_t>(edges.size()));
     }
@@ -312,36 +299,41 @@ Lattices::Lattices(const UnigramWords& words, const PieceSet& set, uint64_t max_
   if (!cached_) std::vector<Chunk>().swap(chunks_);
 }
 
-Lattices::Lattices(const UnigramWords& texts, const Lattices& source,
-                   std::span<const PieceSite> sites, const PieceSet& set, uint64_t max_edges) {
-  const size_t n = texts.size();
-  chunks_.resize((n + kChunkWords - 1) / kChunkWords);
-  std::atomic<uint64_t> total{0};
-  tbb::enumerable_thread_specific<std::vector<Occurrence>> buffers;
-  tbb::parallel_for(size_t{0}, chunks_.size(), [&](size_t c) {
-    Chunk& chunk = chunks_[c];
-    std::vector<Occurrence>& edges = buffers.local();
-    edges.clear();
-    const size_t first = c * kChunkWords, last = std::min(n, first + kChunkWords);
-    chunk.begin.reserve(last - first + 1);
-    chunk.begin.push_back(0);
-    for (size_t r = first; r < last; ++r) {
-      const size_t from = sites[r].start, to = from + texts.Word(r).size();
-      const std::span<const Occurrence> occ = source.Of(sites[r].word);
-      auto o = std::lower_bound(occ.begin(), occ.end(), from,
-                                [](const Occurrence& x, size_t start) { return x.start < start; });
-      for (; o != occ.end() && o->start < to; ++o) {
-        if (o->start + size_t{o->length} <= to && set.alive[o->piece]) {
-          edges.push_back({o->piece, static_cast<uint16_t>(o->start - from), o->length});
+Lattices::Lattices(const UnigramWords& words, const PieceSet& set, uint64_t max_edges) {
+  Fill(words.size(), max_edges, [&](size_t w, std::vector<Occurrence>& edges) {
+    std::span<const uint32_t> text = words.Word(w);
+    if (text.size() > UINT16_MAX) return false;
+    for (size_t s = 0; s < text.size(); ++s) {
+      uint32_t node = PieceTrie::kRoot;
+      for (size_t e = s; e < text.size() && e - s < UINT16_MAX; ++e) {
+        if (text[e] == kUnknownSymbol) break;
+        node = set.trie.Child(node, text[e]);
+        if (node == PieceTrie::kNone) break;
+        const uint32_t piece = set.trie.Piece(node);
+        if (piece != PieceTrie::kNone && set.alive[piece]) {
+          edges.push_back({piece, static_cast<uint16_t>(s), static_cast<uint16_t>(e + 1 - s)});
         }
       }
-      chunk.begin.push_back(static_cast<uint32_t>(edges.size()));
     }
-    chunk.edges.assign(edges.begin(), edges.end());
-    total.fetch_add(chunk.edges.size());
+    return true;
   });
-  cached_ = total.load() <= max_edges;
-  if (!cached_) std::vector<Chunk>().swap(chunks_);
+}
+
+Lattices::Lattices(const UnigramWords& texts, const Lattices& source,
+                   std::span<const PieceSite> sites, const PieceSet& set, uint64_t max_edges) {
+  Fill(texts.size(), max_edges, [&](size_t r, std::vector<Occurrence>& edges) {
+    const size_t from = sites[r].start, to = from + texts.Word(r).size();
+    if (texts.Word(r).size() > UINT16_MAX) return false;
+    const std::span<const Occurrence> occ = source.Of(sites[r].word);
+    auto o = std::lower_bound(occ.begin(), occ.end(), from,
+                              [](const Occurrence& x, size_t start) { return x.start < start; });
+    for (; o != occ.end() && o->start < to; ++o) {
+      if (o->start + size_t{o->length} <= to && set.alive[o->piece]) {
+        edges.push_back({o->piece, static_cast<uint16_t>(o->start - from), o->length});
+      }
+    }
+    return true;
+  });
 }
 
 void Lattices::Remap(std::span<const uint32_t> new_index) {

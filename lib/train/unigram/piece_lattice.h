@@ -121,6 +121,11 @@ class Lattices {
 
  private:
   static constexpr size_t kChunkWords = 1024;
+  // Fills the chunks for n texts, in parallel: fill_text(r, edges) appends text r's
+  // occurrences (by start, then length), false when it cannot be cached; cached() when each
+  // could and their total stays within max_edges.
+  template <typename FillText>
+  void Fill(size_t n, uint64_t max_edges, FillText fill_text);
   struct Chunk {
     std::vector<uint32_t> begin;  // kChunkWords + 1 (fewer in the last chunk)
     std::vector<Occurrence> edges;
