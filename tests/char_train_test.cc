@@ -227,7 +227,9 @@ std::string RandomWord(CorpusKind kind, std::mt19937_64& rng) {
 Words RandomWords(CorpusKind kind, size_t n, std::mt19937_64& rng) {
   Words words;
   for (size_t i = 0; i < n; ++i) {
-    const uint64_t count = 1 + rng() % (rng() % 4 == 0 ? 1000 : 5);
+    // Two draws in sequence (operands of % are unsequenced: each build could pick its order).
+    const uint64_t draw = rng();
+    const uint64_t count = 1 + draw % (rng() % 4 == 0 ? 1000 : 5);
     words.emplace_back(RandomWord(kind, rng), count);
   }
   return words;

@@ -37,10 +37,20 @@ TEST_P(MergeQueueTest, PopsTheBestPairAsCountsChange) {
     if (seen.emplace(t, true).second) tokens.push_back(t);
   }
   // Counts skewed toward small values (as on real corpora), with many ties.
-  auto random_count = [&] { return uint64_t{1} << (rng() % 12) | (rng() % 3); };
+  // (Draws in sequence: operands of | and a call's arguments are unsequenced, so each build
+  // could pick its own order and so its own data.)
+  auto random_count = [&] {
+    const uint64_t shift = rng() % 12;
+    return uint64_t{1} << shift | (rng() % 3);
+  };
+  auto random_key = [&] {
+    const size_t left = rng() % tokens.size();
+    return MakePairKey(left, rng() % tokens.size());
+  };
   std::map<PairKey, uint64_t> truth;
   while (truth.size() < 2000) {
-    truth[MakePairKey(rng() % tokens.size(), rng() % tokens.size())] = random_count();
+    const uint64_t count = random_count();
+    truth[random_key()] = count;
   }
   std::vector<PairKey> keys;
   std::vector<uint64_t> counts;
@@ -79,7 +89,7 @@ TEST_P(MergeQueueTest, PopsTheBestPairAsCountsChange) {
       if ((it->second -= drop) == 0) truth.erase(it);
     }
     if (rng() % 4 == 0) {
-      const PairKey key = MakePairKey(rng() % tokens.size(), rng() % tokens.size());
+      const PairKey key = random_key();
       const uint64_t rise = random_count();
       truth[key] += rise;
       queue.Push(index.AddCount(key, static_cast<int64_t>(rise)), key);
@@ -103,7 +113,11 @@ TEST(PairIndex, BuildGivesEveryPairItsCountAndWords) {
   std::mt19937_64 rng(7);
   constexpr TokenId kLefts = 3000;
   std::map<PairKey, uint64_t> truth;
-  while (truth.size() < 5000) truth[MakePairKey(rng() % kLefts, rng() % kLefts)] = 1 + rng() % 50;
+  while (truth.size() < 5000) {
+    const uint64_t count = 1 + rng() % 50;
+    const TokenId left = rng() % kLefts;
+    truth[MakePairKey(left, rng() % kLefts)] = count;
+  }
   // Grouped by left token (increasing right, as a map iterates); some pairs have no words.
   std::vector<std::vector<RightPair>> groups(kLefts);
   std::vector<uint64_t> ends(kLefts, 0), first(truth.size()), last(truth.size());

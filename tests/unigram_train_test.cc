@@ -148,7 +148,9 @@ std::string RandomWord(Kind kind, std::mt19937_64& rng) {
 Words RandomWords(Kind kind, size_t n, std::mt19937_64& rng) {
   std::map<std::string, uint64_t> summed;
   for (size_t i = 0; i < n; ++i) {
-    const uint64_t count = 1 + rng() % (rng() % 4 == 0 ? 200 : 5);
+    // Two draws in sequence (operands of % are unsequenced: each build could pick its order).
+    const uint64_t draw = rng();
+    const uint64_t count = 1 + draw % (rng() % 4 == 0 ? 200 : 5);
     const std::string w = RandomWord(kind, rng);
     summed[w] += count;
     if (kind == Kind::kSymmetric) {
