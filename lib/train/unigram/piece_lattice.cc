@@ -199,7 +199,8 @@ PieceTrie::PieceTrie(std::span<const ScoredPiece> pieces, size_t alphabet)
     size += 2 + 2 * size_t{children[k]};
   }
   if (size >= kNone) {
-    // (Pieces of at most 64 characters: far more than 2^31 of them would be needed.)
+    // (The trainer refuses piece sets whose characters could reach this: 4 x (characters + 1)
+    // bounds the records' size.)
     throw std::length_error("PieceTrie: too many nodes");
   }
   records_.assign(size, 0);

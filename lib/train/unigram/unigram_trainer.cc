@@ -362,10 +362,12 @@ absl::StatusOr<TrainResult> UnigramTrainer::Train(WordSource source, const Train
   };
   const UnigramWords words = unigram::ReadWords(source.Entries(), options_);
   source.Release();
-  if (words.symbols.size() >= UINT32_MAX) {
+  // The seed search's text holds each word's characters and an end (seed_pieces.cc), its
+  // positions in 32 bits.
+  if (words.symbols.size() + words.size() >= UINT32_MAX) {
     return absl::ResourceExhaustedError(StrCat(
-        "the words hold ", words.symbols.size(),
-        " characters; Unigram training takes fewer than 2^32 distinct-word characters"));
+        "the words hold ", words.symbols.size(), " characters in ", words.size(),
+        " distinct words; Unigram training takes fewer than 2^32 of both together"));
   }
   if (words.chars.empty()) {
     return NothingToLearnError("the words hold no character to learn pieces from");
@@ -436,6 +438,20 @@ absl::StatusOr<TrainResult> UnigramTrainer::Train(WordSource source, const Train
                                   seed_pieces - words.chars.size(), " substrings (of ",
                                   stats.candidates, " candidates in ", stats.positions,
                                   " characters)"));
+  }
+  {
+    // The piece trie (piece_lattice.h) addresses its records, 2 + 2 x children words a node,
+    // in 32 bits; a node is a prefix of a piece, so 4 x (the pieces' characters + 1) bounds
+    // them. The seeds are the largest piece set of the run.
+    size_t characters = 0;
+    for (const ScoredPiece& p : state.pieces) characters += p.symbols.size();
+    if (4 * (characters + 1) >= UINT32_MAX) {
+      return OptionError(
+          StrCat("the ", state.pieces.size(), " seed pieces hold ", characters,
+                 " characters; Unigram's piece trie takes fewer than 2^30: lower `seed_size` (",
+                 options_.seed_size, ") or `max_piece_length` (", options_.max_piece_length, ")"),
+          {"seed_size", "max_piece_length"});
+    }
   }
   lap("seeds");
   auto planned = [&](size_t size) {
