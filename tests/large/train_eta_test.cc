@@ -75,8 +75,9 @@ TEST_P(TrainEta, EstimatesTheTimeLeftFromTheWorkOfTheSteps) {
                        static_cast<double>(planned - now.step);
     std::printf("  after %5zu merges: %6.2f s left; estimate %6.2f s (%.2fx), old estimate %6.2f s (%.2fx)\n",
                 now.step, actual, estimate, estimate / actual, old, old / actual);
-    // Closer than the old estimate everywhere; within 2.5x from merge 3000 on (measured 0.9x-
-    // 1.1x; the slack is for other tests sharing the cores under ctest -j). At merge 1000
+    // Closer than the old estimate everywhere; within 2.5x from merge 3000 on (measured 0.6x-
+    // 1.6x at merge 3000 and 1.1x-1.4x at 10000 on 2026-12-04; the test runs alone under ctest,
+    // RUN_SERIAL in CMakeLists.txt, and the slack is for the machine's own noise). At merge 1000
     // (measured 3.0x-3.8x) the parallel first merges (less time per word) still weigh in the
     // fit, so only "closer" is asserted there.
     EXPECT_LT(std::abs(std::log(estimate / actual)), std::abs(std::log(old / actual)))
