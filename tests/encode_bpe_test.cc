@@ -509,6 +509,46 @@ TEST(PairTable, BuildFromMergesKeepsTheFirstMergeOfEachPair) {
   }
 }
 
+// TokenTable answers as a map from bytes to the lowest id holding them (specials and gaps left
+// out), and distinct() tells whether a token repeats: with keys inline (up to 16 bytes) and
+// stored apart, and with many keys sharing a probe sequence (a nearly full table's).
+TEST(TokenTable, FindsTheLowestIdOfEachTokenAndTellsWhetherOneRepeats) {
+  std::mt19937 rng(5);
+  for (size_t length : {1, 3, 16, 17, 40}) {
+    std::vector<std::string> tokens;
+    for (int i = 0; i < 3000; ++i) {
+      std::string token;
+      const size_t n = length == 40 ? 40 : 1 + rng() % length;  // 40: none repeats
+      for (size_t k = 0; k < n; ++k) token.push_back(static_cast<char>('a' + rng() % 3));
+      tokens.push_back(token);
+    }
+    tokens[7].clear();  // a gap
+    std::vector<bool> skip(tokens.size(), false);
+    skip[11] = true;
+    std::map<std::string, TokenId> lowest;
+    for (size_t id = 0; id < tokens.size(); ++id) {
+      if (!skip[id] && !tokens[id].empty()) lowest.emplace(tokens[id], static_cast<TokenId>(id));
+    }
+    size_t regular = 0;
+    for (size_t id = 0; id < tokens.size(); ++id) regular += !skip[id] && !tokens[id].empty();
+    TokenTable table;
+    table.Build(tokens, skip);
+    EXPECT_EQ(table.distinct(), lowest.size() == regular) << length;
+    EXPECT_EQ(length == 40, table.distinct()) << length;  // short random tokens repeat
+    for (const auto& [bytes, id] : lowest) ASSERT_EQ(table.Find(bytes), id) << length;
+    if (lowest.count(tokens[11]) == 0) {
+      EXPECT_EQ(table.Find(tokens[11]), TokenTable::kMissing);
+    }
+    EXPECT_EQ(table.Find("d"), TokenTable::kMissing);
+    // Only the distinct ones: distinct() says so.
+    std::vector<std::string> unique;
+    for (const auto& [bytes, id] : lowest) unique.push_back(bytes);
+    table.Build(unique, std::vector<bool>(unique.size(), false));
+    EXPECT_TRUE(table.distinct()) << length;
+    for (size_t id = 0; id < unique.size(); ++id) ASSERT_EQ(table.Find(unique[id]), id);
+  }
+}
+
 // Validate, whose checks run in parallel blocks, reports what a serial check would: a
 // repeated token before any merge, then the merge of lowest rank that breaks the contract,
 // whatever the thread count.

@@ -216,7 +216,16 @@ absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view r
   TM_RETURN_IF_ERROR(
       ParseRankLines(ranks, ranks_source, sidecar, sidecar_source, special_of_id, model, line_of_rank));
   TM_RETURN_IF_ERROR(CheckNoGap(ranks_source, line_of_rank, special_of_id));
-  TM_ASSIGN_OR_RETURN(size_t distinct, CheckNoDuplicate(ranks_source, model, line_of_rank));
+  // The ranks' index, which the merges below are looked up in; building it tells whether a
+  // token repeats (then the slower check says on which lines). The specials are not in
+  // model.tokens yet: their ids are gaps, which the index leaves out as it leaves out specials.
+  TokenTable index;
+  index.Build(model.tokens, std::vector<bool>(model.tokens.size(), false));
+  size_t distinct = 0;
+  for (uint32_t line : line_of_rank) distinct += line != 0;
+  if (!index.distinct()) {
+    TM_ASSIGN_OR_RETURN(distinct, CheckNoDuplicate(ranks_source, model, line_of_rank));
+  }
   if (sidecar.has_n_ranks && sidecar.n_ranks != distinct) {
     return FieldError(sidecar_source, "n_ranks",
                       StrCat("is ", sidecar.n_ranks, " but ", ranks_source, " has ", distinct,
@@ -230,9 +239,9 @@ absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view r
   std::sort(sidecar.specials.begin(), sidecar.specials.end(),
             [](const SpecialToken& a, const SpecialToken& b) { return a.id < b.id; });
   model.specials = std::move(sidecar.specials);
-  model.merges = DeriveRankMerges(model);
-  // The merges are true concatenations of regular tokens by construction, and CheckNoDuplicate
-  // has refused two ranks with the same bytes.
+  model.merges = DeriveRankMerges(model, index);
+  // The merges are true concatenations of regular tokens by construction, and two ranks with
+  // the same bytes have been refused.
   absl::Status valid = model.ValidateTokens(/*check_duplicates=*/false);
   if (!valid.ok()) return absl::InvalidArgumentError(StrCat(ranks_source, ": ", valid.message()));
   return model;

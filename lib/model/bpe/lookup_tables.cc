@@ -76,6 +76,7 @@ void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector
   slots_.assign(size, Slot{});
   mask_ = size - 1;
   long_keys_.clear();
+  distinct_ = true;
   for (size_t id = 0; id < tokens.size(); ++id) {
     if (!skip[id] && !tokens[id].empty()) Insert(tokens[id], static_cast<TokenId>(id));
   }
@@ -91,8 +92,17 @@ void TokenTable::Insert(std::string_view bytes, TokenId id) {
     slot_value.key = {long_keys_.size(), 0};
     long_keys_.append(bytes);
   }
+  // An equal token is in the probe sequence before the first empty slot, if anywhere.
   size_t slot = HashPiece(bytes) & mask_;
-  while (slots_[slot].size != 0) slot = (slot + 1) & mask_;
+  for (; slots_[slot].size != 0; slot = (slot + 1) & mask_) {
+    const Slot& s = slots_[slot];
+    if (s.size != bytes.size()) continue;
+    if (bytes.size() <= kMaxPackedKey ? s.key == slot_value.key
+                                      : std::memcmp(long_keys_.data() + s.key.w0, bytes.data(),
+                                                    bytes.size()) == 0) {
+      distinct_ = false;
+    }
+  }
   slots_[slot] = slot_value;
 }
 

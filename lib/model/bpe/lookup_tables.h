@@ -74,6 +74,8 @@ class TokenTable {
 
   // `tokens[id]` as in BpeModel; ids in `skip` (specials) and gaps are left out.
   void Build(const std::vector<std::string>& tokens, const std::vector<bool>& skip);
+  // Whether the tokens Build() took are all different (Find gives the lowest id of equal ones).
+  bool distinct() const { return distinct_; }
 
   TokenId Find(std::string_view bytes) const {
     size_t n = bytes.size();
@@ -102,6 +104,7 @@ class TokenTable {
   std::vector<Slot> slots_{Slot{}};
   size_t mask_ = 0;
   std::string long_keys_;
+  bool distinct_ = true;
 };
 
 }  // namespace tokenmill

@@ -10,11 +10,15 @@
 #include <vector>
 
 #include "model/bpe/bpe_model.h"
+#include "model/bpe/lookup_tables.h"
 
 namespace tokenmill {
 
 // Requires the model's tokens and specials (merges are ignored); returns the merges sorted by
 // result id, the splits of one token by split position.
 std::vector<Merge> DeriveRankMerges(const BpeModel& model);
+// The same with the regular tokens' index already built (TokenTable::Build of the tokens, the
+// specials skipped), as a loader that built it to find repeated tokens has.
+std::vector<Merge> DeriveRankMerges(const BpeModel& model, const TokenTable& index);
 
 }  // namespace tokenmill
