@@ -114,6 +114,10 @@ TEST(FromTiktoken, MalformedSidecarNamesTheField) {
       {R"({"pattern": "\\s+", "special_tokens": {"<x>": "a"}})", "field 'special_tokens[\"<x>\"]' is not a token id"},
       {R"({"pattern": "\\s+", "n_ranks": 3})", "field 'n_ranks' is 3 but t.tiktoken has 256 ranks"},
       {R"({"pattern": "\\s+", "special_tokens": {"<x>": 300, "<y>": 300}})", "reuses id 300"},
+      // 256 ranks and one special define 257 tokens: ids from 2 x 257 + 1024 on are refused.
+      {R"({"pattern": "\\s+", "special_tokens": {"<x>": 4000000000}})",
+       "t.json: field 'special_tokens[\"<x>\"]' has id 4000000000, far beyond the 257 tokens the two files define"},
+      {R"({"pattern": "\\s+", "special_tokens": {"<x>": 1538}})", "far beyond the 257 tokens"},
       {R"({"pattern": )", "t.json: not valid JSON"},
   };
   for (const auto& [sidecar, message] : cases) {
@@ -121,6 +125,11 @@ TEST(FromTiktoken, MalformedSidecarNamesTheField) {
     ASSERT_FALSE(model.ok()) << message;
     EXPECT_THAT(std::string(model.status().message()), HasSubstr(message));
   }
+  // The last id below the bound loads, the ids between the ranks and it left as gaps.
+  auto model = FromTiktoken(ByteRanks(), "t.tiktoken", R"({"pattern": "\\s+", "special_tokens": {"<x>": 1537}})", "t.json");
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->tokens.size(), 1538u);
+  EXPECT_EQ(model->tokens[1537], "<x>");
 }
 
 TEST(OpenAiVocabularies, LoadWithTheirIdsGapsAndPatterns) {

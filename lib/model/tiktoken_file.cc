@@ -232,6 +232,17 @@ absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view r
                              " ranks"));
   }
   TM_RETURN_IF_ERROR(CheckEveryByte(ranks_source, model));
+  // Tokens are stored by id, so a special token's id sizes the vocabulary's tables: one far past
+  // the ranks is refused (the bound tokenizer.json's ids have) instead of allocating for it
+  // (4,000,000,000 took every byte of memory until the kernel killed the process).
+  const uint64_t defined = distinct + sidecar.specials.size();
+  for (const SpecialToken& s : sidecar.specials) {
+    if (s.id >= 2 * defined + 1024) {
+      return FieldError(sidecar_source, StrCat("special_tokens[\"", s.content, "\"]"),
+                        StrCat("has id ", s.id, ", far beyond the ", defined,
+                               " tokens the two files define"));
+    }
+  }
   for (const SpecialToken& s : sidecar.specials) {
     if (s.id >= model.tokens.size()) model.tokens.resize(size_t{s.id} + 1);
     model.tokens[s.id] = s.content;
