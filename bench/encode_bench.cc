@@ -198,6 +198,8 @@ BENCHMARK(BM_EncodeBatch)
 BENCHMARK(BM_EncodeBatchCold)
     ->Args({0, 0, 2})->Args({0, 1, 2})->Args({1, 0, 2})->Args({1, 1, 2})->Args({3, 0, 2})
     ->Args({3, 1, 2})->Args({0, 0, 1})->Args({1, 0, 1})->Args({3, 0, 1})
+    // 1 thread with o200k too: encode_bench.sh's in-process 2 / 1 threads, every row
+    ->Args({0, 1, 1})->Args({1, 1, 1})->Args({3, 1, 1})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_EncodeWholeTrained)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -3,11 +3,15 @@
 # machine. For each corpus and each of OpenAI's vocabularies (cl100k_base, o200k_base):
 #  - `tokenmill encode --output-format u32 --output F` with --threads 2 and --threads 1: wall time
 #    of the whole process (start to file closed and renamed; /usr/bin/time), median of RUNS;
+#    each writes a new file (the last run's output deleted before the clock starts), as a
+#    corpus's first encode does; and with 2 threads replacing the last run's output (of the
+#    same size), which costs more: the kernel frees the old file's pages inside the rename;
 #  - the in-process encoder on the same lines, 2 threads, no I/O: tokenmill_bench's
 #    BM_EncodeBatchCold (Encoder::EncodeBatch over the corpus's lines held in memory, a new
 #    Encoder each repetition, so its piece caches start cold as a process's do; no start-up)
 #    and BM_EncodeBatch (one Encoder, caches warm after the first pass), median of RUNS
-#    repetitions each;
+#    repetitions each; BM_EncodeBatchCold with 1 thread too, for the encoder's own scaling
+#    from 1 to 2 threads (no start-up, no I/O), beside the whole process's;
 #  - the peers on the same lines and vocabulary: npm tiktoken's encode per line and Hugging
 #    Face's encodeBatch (npm tokenizers, on tokenmill's tokenizer.json of the vocabulary), their
 #    encode calls alone (scripts/peer_encode_batch.cjs: their best case), median of PEER_RUNS.
@@ -24,7 +28,7 @@ while (($# > 0)); do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
     --peer-runs) peer_runs=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     -*) echo "encode_bench.sh: unknown flag $1" >&2; exit 2 ;;
     *) corpora+=("$1"); shift ;;
   esac
@@ -39,8 +43,8 @@ corpus_index() { case $1 in linux_docs) echo 0;; poetry) echo 1;; brown) echo 2;
 for enc in cl100k_base o200k_base; do "$tm" convert "$vocab/$enc.tiktoken" "$work/$enc.json" 2>/dev/null; done
 echo "tokenmill $(git -C "$root" rev-parse --short HEAD), $(nproc) cores, $runs runs (peers $peer_runs), medians"
 echo
-echo "| corpus | vocabulary | encode u32, 2 threads | 1 thread | 2 ÷ 1 threads | in-process EncodeBatch, 2 threads, cold / warm caches | end to end ÷ in-process cold | tiktoken (npm) | HF encodeBatch (npm) | tokenmill ÷ tiktoken | tokenmill ÷ HF |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| corpus | vocabulary | encode u32, 2 threads | 1 thread | 2 ÷ 1 threads | 2 threads, replacing the output | in-process EncodeBatch, 2 threads, cold / warm caches | in-process cold, 2 ÷ 1 threads | end to end ÷ in-process cold | tiktoken (npm) | HF encodeBatch (npm) | tokenmill ÷ tiktoken | tokenmill ÷ HF |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for corpus in "${corpora[@]}"; do
   zstd -qdc "$root/../shared/corpora/$corpus.txt.zst" > "$work/all.txt"
   bytes=$(stat -c %s "$work/all.txt")
@@ -49,14 +53,16 @@ for corpus in "${corpora[@]}"; do
     enc=$([[ $e == 0 ]] && echo cl100k_base || echo o200k_base)
     rm -f "$work"/t_*
     for ((i = 0; i < runs; i++)); do
-      jobs=(t2 t1)
-      ((i % 2 == 1)) && jobs=(t1 t2)
+      jobs=(t2 t1 r2)
+      ((i % 2 == 1)) && jobs=(t1 t2 r2)
       ((i < peer_runs)) && jobs+=(tt hf)
       for job in "${jobs[@]}"; do
         case $job in
-          t2|t1)
+          t2|t1|r2)
+            # r2: replaces the output the run before it wrote
+            [[ $job == r2 ]] || rm -f "$work/out.u32"
             /usr/bin/time -f "%e" -o "$work/time.out" "$tm" encode --tokenizer "$vocab/$enc.tiktoken" \
-              --output-format u32 --output "$work/out.u32" --threads "${job#t}" --progress none "$work/all.txt"
+              --output-format u32 --output "$work/out.u32" --threads "${job:1}" --progress none "$work/all.txt"
             cat "$work/time.out" >> "$work/t_$job" ;;
           tt) node "$root/scripts/peer_encode_batch.cjs" tiktoken "$enc" "$work/all.txt" 1 |
                 $py -c "import json,sys; print(json.loads(sys.stdin.readline())['seconds'])" >> "$work/t_tt" ;;
@@ -65,8 +71,8 @@ for corpus in "${corpora[@]}"; do
         esac
       done
     done
-    in_process() {  # BENCHMARK_NAME: its median MB/s over RUNS repetitions
-      "$bench" --benchmark_filter="$1/$ci/$e/2/real_time\$" --benchmark_repetitions="$runs" \
+    in_process() {  # BENCHMARK_NAME [THREADS]: its median MB/s over RUNS repetitions
+      "$bench" --benchmark_filter="$1/$ci/$e/${2:-2}/real_time\$" --benchmark_repetitions="$runs" \
         --benchmark_format=json 2> /dev/null > "$work/bench.json"
       $py -c "
 import json, statistics, sys
@@ -75,11 +81,12 @@ print(statistics.median(b['bytes_per_second'] for b in runs) / 1e6)" "$work/benc
     }
     inproc=$(in_process BM_EncodeBatchCold)
     warm=$(in_process BM_EncodeBatch)
+    inproc1=$(in_process BM_EncodeBatchCold 1)
     mbs() { echo "$bytes / $1 / 1000000" | bc -l; }
-    t2=$(median < "$work/t_t2"); t1=$(median < "$work/t_t1"); tt=$(median < "$work/t_tt"); hf=$(median < "$work/t_hf")
-    printf '| %s | %s | %.0f MB/s (%s s) | %.0f MB/s | %.2f× | %.0f / %.0f MB/s | %.2f | %.1f MB/s | %.1f MB/s | %.0f× | %.0f× |\n' \
-      "$corpus" "$enc" "$(mbs "$t2")" "$t2" "$(mbs "$t1")" "$(echo "$t1 / $t2" | bc -l)" "$inproc" "$warm" \
-      "$(echo "$(mbs "$t2") / $inproc" | bc -l)" "$(mbs "$tt")" "$(mbs "$hf")" \
+    t2=$(median < "$work/t_t2"); t1=$(median < "$work/t_t1"); r2=$(median < "$work/t_r2"); tt=$(median < "$work/t_tt"); hf=$(median < "$work/t_hf")
+    printf '| %s | %s | %.0f MB/s (%s s) | %.0f MB/s | %.2f× | %.0f MB/s (%s s) | %.0f / %.0f MB/s | %.2f× | %.2f | %.1f MB/s | %.1f MB/s | %.0f× | %.0f× |\n' \
+      "$corpus" "$enc" "$(mbs "$t2")" "$t2" "$(mbs "$t1")" "$(echo "$t1 / $t2" | bc -l)" "$(mbs "$r2")" "$r2" "$inproc" "$warm" \
+      "$(echo "$inproc / $inproc1" | bc -l)" "$(echo "$(mbs "$t2") / $inproc" | bc -l)" "$(mbs "$tt")" "$(mbs "$hf")" \
       "$(echo "$tt / $t2" | bc -l)" "$(echo "$hf / $t2" | bc -l)"
   done
 done
