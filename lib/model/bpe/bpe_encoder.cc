@@ -16,12 +16,6 @@ bool AllThreeByte(const unsigned char* p, size_t chars) {
   return true;
 }
 
-std::vector<bool> SpecialIds(const BpeModel& model) {
-  std::vector<bool> is_special(model.tokens.size(), false);
-  for (const SpecialToken& s : model.specials) is_special[s.id] = true;
-  return is_special;
-}
-
 }  // namespace
 
 BpeEncoder::BpeEncoder(const BpeModel& model, const EncoderOptions& options,

@@ -69,6 +69,14 @@ void PairTable::Build(std::span<const Merge> merges, MergePriority priority) {
   });
 }
 
+std::vector<bool> SpecialIds(const BpeModel& model) {
+  std::vector<bool> is_special(model.tokens.size(), false);
+  for (const SpecialToken& s : model.specials) {
+    if (s.id < is_special.size()) is_special[s.id] = true;
+  }
+  return is_special;
+}
+
 void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector<bool>& skip) {
   size_t count = 0;
   for (size_t id = 0; id < tokens.size(); ++id) count += !skip[id] && !tokens[id].empty();

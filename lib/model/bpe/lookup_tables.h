@@ -68,6 +68,9 @@ class PairTable {
   size_t mask_ = 0;
 };
 
+// The ids of the model's special tokens as flags over its ids: what TokenTable::Build skips.
+std::vector<bool> SpecialIds(const BpeModel& model);
+
 class TokenTable {
  public:
   static constexpr TokenId kMissing = UINT32_MAX;

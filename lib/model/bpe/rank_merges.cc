@@ -8,24 +8,6 @@
 
 namespace tokenmill {
 
-namespace {
-
-std::vector<bool> SpecialIds(const BpeModel& model) {
-  std::vector<bool> is_special(model.tokens.size(), false);
-  for (const SpecialToken& s : model.specials) {
-    if (s.id < is_special.size()) is_special[s.id] = true;
-  }
-  return is_special;
-}
-
-}  // namespace
-
-std::vector<Merge> DeriveRankMerges(const BpeModel& model) {
-  TokenTable index;
-  index.Build(model.tokens, SpecialIds(model));
-  return DeriveRankMerges(model, index);
-}
-
 std::vector<Merge> DeriveRankMerges(const BpeModel& model, const TokenTable& index) {
   const std::vector<bool> is_special = SpecialIds(model);
   // In blocks of ids, in parallel; the blocks' merges are joined in id order.

@@ -14,11 +14,10 @@
 
 namespace tokenmill {
 
-// Requires the model's tokens and specials (merges are ignored); returns the merges sorted by
-// result id, the splits of one token by split position.
-std::vector<Merge> DeriveRankMerges(const BpeModel& model);
-// The same with the regular tokens' index already built (TokenTable::Build of the tokens, the
-// specials skipped), as a loader that built it to find repeated tokens has.
+// Requires the model's tokens and specials (merges are ignored) and `index`, the regular
+// tokens' TokenTable (Build of the tokens with SpecialIds skipped; the loader builds it anyway,
+// to find repeated tokens); returns the merges sorted by result id, the splits of one token by
+// split position.
 std::vector<Merge> DeriveRankMerges(const BpeModel& model, const TokenTable& index);
 
 }  // namespace tokenmill
