@@ -4,9 +4,9 @@
 //
 // Why: large heap blocks come from mmap with 4 KB pages, and on the machines measured a fault
 // costs about a microsecond more than the zeroing it does: faulting in a 66 MB table took more
-// time than parsing it. The trainer's own arrays use HugeArray (train/bpe/huge_array.h); this is
-// for std::string and std::vector buffers: reserve (which does not touch the memory), advise,
-// then resize or write.
+// time than parsing it. The trainer's own arrays and the encoder's tables use HugeArray
+// (huge_array.h); this is for std::string and std::vector buffers: reserve (which does not
+// touch the memory), advise, then resize or write.
 #pragma once
 
 #include <sys/mman.h>

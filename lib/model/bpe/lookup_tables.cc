@@ -31,14 +31,14 @@ std::vector<std::pair<uint64_t, PairMerge>> MergeEntries(std::span<const Merge> 
 }
 
 void PairTable::Reset(size_t size) {
-  entries_.reset(new Entry[size]);  // Entry is trivial: nothing is touched yet
+  entries_ = HugeArray<Entry>(size);
   mask_ = size - 1;
   constexpr size_t kGrain = size_t{1} << 16;  // 1 MiB of slots
   tbb::parallel_for(tbb::blocked_range<size_t>(0, size, kGrain),
                     [&](const tbb::blocked_range<size_t>& r) {
-                      std::fill(entries_.get() + r.begin(), entries_.get() + r.end(), kNoEntry);
+                      std::fill(entries_.data() + r.begin(), entries_.data() + r.end(), kNoEntry);
                     });
-  data_ = entries_.get();
+  data_ = entries_.data();
 }
 
 template <typename EntryOf>
@@ -81,11 +81,17 @@ void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector
   size_t count = 0;
   for (size_t id = 0; id < tokens.size(); ++id) count += !skip[id] && !tokens[id].empty();
   size_t size = TableSize(count);
-  slots_.assign(size, Slot{});
+  slots_ = HugeArray<Slot>(size);
+  std::fill(slots_.data(), slots_.data() + size, Slot{});
   mask_ = size - 1;
   long_keys_.clear();
   distinct_ = true;
+  // Random slots: the slot of the token kAhead ids on is fetched while this one is placed.
+  constexpr size_t kAhead = 16;
   for (size_t id = 0; id < tokens.size(); ++id) {
+    if (id + kAhead < tokens.size()) {
+      __builtin_prefetch(&slots_[HashPiece(tokens[id + kAhead]) & mask_], 1);
+    }
     if (!skip[id] && !tokens[id].empty()) Insert(tokens[id], static_cast<TokenId>(id));
   }
 }

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/huge_array.h"
 #include "model/bpe/bpe_model.h"
 #include "model/bpe/byte_hash.h"
 #include "model/bpe/pair_key.h"
@@ -63,8 +64,8 @@ class PairTable {
   // Inserts count entries, entry(i) = {key, merge}, in order; the first of a key stays.
   template <typename EntryOf>
   void InsertAll(size_t count, EntryOf entry);
-  std::unique_ptr<Entry[]> entries_;  // uninitialized until Reset fills it
-  const Entry* data_ = &kNoEntry;     // entries_, or the one empty slot of an empty table
+  HugeArray<Entry> entries_;       // on huge pages where the kernel grants them; Reset fills it
+  const Entry* data_ = &kNoEntry;  // entries_, or the one empty slot of an empty table
   size_t mask_ = 0;
 };
 
@@ -104,7 +105,7 @@ class TokenTable {
   TokenId FindLong(std::string_view bytes) const;
   void Insert(std::string_view bytes, TokenId id);
 
-  std::vector<Slot> slots_{Slot{}};
+  HugeArray<Slot> slots_{1};  // zeroed: one empty slot until Build
   size_t mask_ = 0;
   std::string long_keys_;
   bool distinct_ = true;

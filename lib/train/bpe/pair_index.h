@@ -31,7 +31,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "model/bpe/bpe_model.h"
 #include "model/bpe/pair_key.h"
-#include "train/bpe/huge_array.h"
+#include "common/huge_array.h"
 #include "train/bpe/word_store.h"
 
 namespace tokenmill {

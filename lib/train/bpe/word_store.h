@@ -25,7 +25,7 @@
 #include "absl/status/statusor.h"
 #include "model/bpe/bpe_model.h"
 #include "model/units.h"
-#include "train/bpe/huge_array.h"
+#include "common/huge_array.h"
 
 namespace tokenmill {
 
