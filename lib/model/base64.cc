@@ -39,8 +39,10 @@ void AppendBase64(std::string_view bytes, std::string& out) {
 
 std::optional<std::string> DecodeBase64(std::string_view text) {
   if (text.size() % 4 != 0) return std::nullopt;
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
+  // Sized once and written in place (a .tiktoken file is 200,000 short decodes; appending a
+  // byte at a time was most of their time).
+  std::string out(text.size() / 4 * 3, '\0');
+  size_t size = 0;
   for (size_t i = 0; i < text.size(); i += 4) {
     bool last = i + 4 == text.size();
     int padding = 0;
@@ -51,10 +53,12 @@ std::optional<std::string> DecodeBase64(std::string_view text) {
       if (d < 0) return std::nullopt;
       v = v << 6 | static_cast<uint32_t>(d);
     }
-    out += static_cast<char>(v >> 16);
-    if (padding < 2) out += static_cast<char>((v >> 8) & 0xff);
-    if (padding < 1) out += static_cast<char>(v & 0xff);
+    out[size] = static_cast<char>(v >> 16);
+    out[size + 1] = static_cast<char>((v >> 8) & 0xff);
+    out[size + 2] = static_cast<char>(v & 0xff);
+    size += 3 - padding;
   }
+  out.resize(size);
   return out;
 }
 
