@@ -60,6 +60,33 @@ TEST(SpecialTokens, MatchesNaiveReferenceOnOverlappingTokens) {
   }
 }
 
+// Tokens starting with at most four different bytes take another path (a text holding none of
+// those bytes is passed through without a scan): the same reference, on texts with and without
+// them.
+TEST(SpecialTokens, FewFirstBytesMatchNaiveReference) {
+  const std::vector<std::string> tokens = {"<|endoftext|>", "<|fim|>", "[SEP]", "[S",
+                                           std::string("\0x", 2)};
+  auto matcher = SpecialTokenMatcher::Create(tokens);
+  ASSERT_TRUE(matcher.ok()) << matcher.status();
+  std::mt19937_64 rng(7);
+  const std::string_view kAlphabet[] = {"a", " ", "x", "S", "E", "P", "]", "|", ">", "b", "c",
+                                        "d", "<", "[", std::string_view("\0", 1),
+                                        "<|endoftext|>", "[SEP]", "<|fim|>"};
+  int without = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string text;
+    // Mostly letters: about a third of the texts hold none of the tokens' first bytes.
+    for (int k = rng() % 12; k > 0; --k) {
+      const size_t pick = rng() % 40;
+      text += kAlphabet[pick < 12 ? pick : 12 + pick % (std::size(kAlphabet) - 12)];
+    }
+    without += text.find_first_of(std::string_view("<[\0", 3)) == std::string::npos;
+    ASSERT_EQ(MatcherSplit(**matcher, text), NaiveSplit(tokens, text)) << text;
+  }
+  EXPECT_GT(without, 1000);
+  EXPECT_LT(without, 19000);
+}
+
 TEST(SpecialTokens, ThousandTokensAndManyThreads) {
   std::vector<std::string> tokens;
   for (int i = 0; i < 1000; ++i) tokens.push_back("<|tok" + std::to_string(i) + "|>");

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <new>
 #include <climits>
+#include <cstring>
 
 #include "common/strings.h"
 
@@ -28,7 +29,13 @@ class HyperscanSpecialTokenMatcher final : public SpecialTokenMatcher {
   HyperscanSpecialTokenMatcher(std::vector<std::string> tokens, hs_database_t* database,
                                hs_scratch_t* scratch)
       : SpecialTokenMatcher(std::move(tokens)), database_(database), prototype_(scratch) {
-    for (const std::string& t : this->tokens()) max_length_ = std::max(max_length_, t.size());
+    for (const std::string& t : this->tokens()) {
+      max_length_ = std::max(max_length_, t.size());
+      const char first = t[0];
+      if (std::find(first_bytes_.begin(), first_bytes_.end(), first) == first_bytes_.end()) {
+        first_bytes_.push_back(first);
+      }
+    }
   }
 
   ~HyperscanSpecialTokenMatcher() override {
@@ -39,6 +46,11 @@ class HyperscanSpecialTokenMatcher final : public SpecialTokenMatcher {
 
   void Split(std::string_view text,
              absl::FunctionRef<void(std::string_view, int)> on_segment) const override {
+    if (text.empty()) return;
+    if (!MayHoldToken(text)) {
+      on_segment(text, -1);
+      return;
+    }
     std::vector<Occurrence> found = FindAll(text);
     std::sort(found.begin(), found.end(), [](const Occurrence& a, const Occurrence& b) {
       return a.start != b.start ? a.start < b.start : a.length > b.length;
@@ -54,6 +66,19 @@ class HyperscanSpecialTokenMatcher final : public SpecialTokenMatcher {
   }
 
  private:
+  // False when no token can occur in `text`: none of the bytes tokens start with is in it.
+  // Texts are often lines, and most hold none of those bytes (OpenAI's specials all start with
+  // '<'): a memchr per such byte (up to kMaxFirstBytes) costs less than a Hyperscan call per
+  // line (5% of a linux_c_100m encode with cl100k_base, under perf).
+  static constexpr size_t kMaxFirstBytes = 4;
+  bool MayHoldToken(std::string_view text) const {
+    if (first_bytes_.size() > kMaxFirstBytes) return true;
+    for (char c : first_bytes_) {
+      if (std::memchr(text.data(), c, text.size()) != nullptr) return true;
+    }
+    return false;
+  }
+
   // Every occurrence of every token, in any order. Texts longer than hs_scan's unsigned length
   // are scanned in overlapping windows; each occurrence is kept once (by its end).
   std::vector<Occurrence> FindAll(std::string_view text) const {
@@ -109,6 +134,7 @@ class HyperscanSpecialTokenMatcher final : public SpecialTokenMatcher {
   hs_database_t* database_;  // null when there are no tokens
   hs_scratch_t* prototype_;
   size_t max_length_ = 0;
+  std::vector<char> first_bytes_;  // the distinct first bytes of the tokens
   mutable tbb::enumerable_thread_specific<hs_scratch_t*> scratch_{nullptr};
   mutable std::mutex clones_mutex_;  // taken once per thread, when it clones
   mutable std::vector<hs_scratch_t*> clones_;
