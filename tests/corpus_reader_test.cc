@@ -55,6 +55,28 @@ TEST(CutRule, LinesAndWordBoundaries) {
   EXPECT_EQ(words.LastCut("a b c d"), 5u);
   EXPECT_EQ(words.FindCut("1 2 \xc3\xa9 \xc3\xa9", 0), CutRule::npos);  // ASCII letters only
   EXPECT_EQ(CutRule(CutKind::kNever).FindCut("a b\nc d\n", 0), CutRule::npos);
+  // Line cuts: after a '\n' that no whitespace precedes, before an ASCII letter or a CJK
+  // ideograph (U+4000..U+9FFF); both sides' characters whole in the data.
+  CutRule lines(CutKind::kBetweenWordsAndLines);
+  const std::string poem = "\xe5\xba\x8a\xe5\x89\x8d\xe3\x80\x82\n\xe6\x98\x8e\xe6\x9c\x88\n";  // 床前。\n明月\n
+  EXPECT_EQ(lines.FindCut(poem, 0), 10u);
+  EXPECT_EQ(lines.LastCut(poem), 10u);
+  EXPECT_EQ(lines.FindCut(poem, 11), CutRule::npos);  // the final '\n' has nothing after it
+  EXPECT_EQ(lines.FindCut("x. a b", 0), 4u);           // word cuts too
+  EXPECT_EQ(lines.FindCut("ab\ncd", 0), 3u);
+  EXPECT_EQ(lines.FindCut("a;\nbc", 0), 3u);
+  EXPECT_EQ(lines.FindCut("ab \ncd", 0), CutRule::npos);    // a space before the '\n'
+  EXPECT_EQ(lines.FindCut("ab\r\ncd", 0), CutRule::npos);  // "\r\n"
+  EXPECT_EQ(lines.FindCut("ab\n\ncd", 0), CutRule::npos);  // a run of newlines
+  EXPECT_EQ(lines.FindCut("ab\n/c", 0), CutRule::npos);     // o200k's [\r\n/]* would go on
+  EXPECT_EQ(lines.FindCut("ab\n1c", 0), CutRule::npos);     // not a letter
+  EXPECT_EQ(lines.FindCut("ab\n'sc", 0), CutRule::npos);
+  EXPECT_EQ(lines.FindCut("\xe3\x80\x80\nab", 0), CutRule::npos);  // U+3000 is a space
+  EXPECT_EQ(lines.FindCut("ab\n\xe3\x80\x82a", 0), CutRule::npos);  // 。 starts no word
+  EXPECT_EQ(lines.FindCut("ab\n\xe6\x98", 0), CutRule::npos);  // a character cut short
+  EXPECT_EQ(lines.FindCut("ab\n\xe6\x98\x8e", 0), 3u);
+  EXPECT_EQ(lines.lookahead(), 3u);
+  EXPECT_EQ(lines.lookbehind(), 4u);
 }
 
 // Reads every batch of `inputs` (one thread) and returns each input's bytes, reassembled in
@@ -87,7 +109,9 @@ std::vector<std::string> Reassemble(const std::vector<InputFile>& inputs, CutKin
 
 TEST(BatchReader, EveryByteInExactlyOneBatch) {
   testing::TempDir dir;
-  std::string text = "line one\n\nline  two is longer\nx\n a b c d e f\nno newline at end";
+  std::string text =
+      "line one\n\nline  two is longer\nx\n a b c d e f\n\xe8\xaf\x97\xe6\xad\x8c\xe3\x80\x82\n"
+      "\xe5\xb1\xb1\xe6\xb0\xb4\nno newline at end";
   std::string zst(ZSTD_compressBound(text.size()), '\0');
   zst.resize(ZSTD_compress(zst.data(), zst.size(), text.data(), text.size(), 1));
   std::string plain = dir.Write("t.txt", text), compressed = dir.Write("t.txt.zst", zst);
@@ -95,7 +119,8 @@ TEST(BatchReader, EveryByteInExactlyOneBatch) {
   auto inputs = ResolveInputs({plain, compressed, dir.File("empty.txt")}, InputSelection{});
   ASSERT_TRUE(inputs.ok()) << inputs.status();
   EXPECT_EQ((*inputs)[1].compression, Compression::kZstd);
-  for (CutKind kind : {CutKind::kLine, CutKind::kBetweenWords, CutKind::kNever}) {
+  for (CutKind kind : {CutKind::kLine, CutKind::kBetweenWords, CutKind::kBetweenWordsAndLines,
+                       CutKind::kNever}) {
     for (size_t shard : {1, 2, 3, 5, 8, 13, 1000}) {
       std::vector<std::string> got = Reassemble(*inputs, kind, shard, shard);
       ASSERT_EQ(got.size(), 3u);

@@ -18,8 +18,10 @@
 #include "count/count_text.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "pretokenize/presets.h"
 #include "pretokenize/pretokenizer.h"
 #include "pretokenize/special_tokens.h"
+#include "pretokenize/text_prep.h"
 #include "reference/cli_runner.h"
 
 namespace tokenmill {
@@ -33,11 +35,12 @@ using testing::TempDir;
 WordCounts SerialCount(const std::string& text, const CountCorpusOptions& options,
                        bool whole = false) {
   auto pretokenizer = PreTokenizer::Create(options.pretokenizer).value();
+  auto prep = TextPrep::Create(options.pretokenizer).value();  // the normalizer (bert's)
   std::unique_ptr<SpecialTokenMatcher> specials;
   if (!options.special_tokens.empty()) specials = SpecialTokenMatcher::Create(options.special_tokens).value();
   WordCounts counts;
   if (whole) {
-    CountDocument(text, *pretokenizer, specials.get(), counts);
+    CountDocument(text, *pretokenizer, specials.get(), counts, prep.get());
     return counts;
   }
   for (size_t start = 0; start < text.size();) {
@@ -173,26 +176,46 @@ TEST(CountCorpus, PlainZstdGzipSplitFolderAndGlobAgree) {
   EXPECT_EQ(CountOrDie(include).documents, 1u);
 }
 
+// Lines of Chinese (no spaces between words, so only line cuts), among the characters that
+// decide whether a '\n' may be cut after: spaces, "\r\n", U+3000 (a space), '/', quotes,
+// digits, CJK punctuation, a hexagram (U+4DC0, a symbol among the ideographs' lead bytes), a
+// truncated character, ASCII words.
+std::string ChineseLines(size_t lines, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const std::vector<std::string> pieces = {
+      "\xe5\xba\x8a", "\xe5\x89\x8d", "\xe6\x98\x8e", "\xe6\x9c\x88", "\xe5\x85\x89",  // 床前明月光
+      "\xe3\x80\x82", "\xef\xbc\x8c", "\xe3\x80\x80", "\xe4\xb7\x80", "\xe4\xb8",     // 。，U+3000 ䷀ cut
+      "\xe3\x81\x82", " ", "/", "'s", "1", "ab", "Ab", ",", "\r", "\t", "\xc3\xa9"};     // あ é
+  std::string text;
+  for (size_t i = 0; i < lines; ++i) {
+    for (size_t n = rng() % 10; n > 0; --n) text += pieces[rng() % pieces.size()];
+    text += rng() % 9 == 0 ? "\n\n" : "\n";
+  }
+  return text;
+}
+
 TEST(CountCorpus, FileModeCutsOnlyWherePiecesEndForEveryPreset) {
   TempDir dir;
-  std::string text = MixedText(200, 3);
-  std::string path = dir.Write("doc.txt", text);
-  std::string zst = dir.Write("doc.txt.zst", Zstd(text));
-  for (const char* preset : {"gpt2", "cl100k", "o200k", "qwen2"}) {
-    CountCorpusOptions options = Quiet({path, zst});
-    options.pretokenizer.preset = preset;
-    options.doc_mode = "file";
-    WordCounts once = SerialCount(text, options, /*whole=*/true);
-    WordCounts expected = once;
-    expected.MergeFrom(once);
-    for (size_t shard : {size_t{2}, size_t{5}, size_t{33}, size_t{1} << 20}) {
-      options.shard_bytes = shard;
-      options.batch_bytes = shard;
-      options.threads = 2;
-      CorpusCounts counts = CountOrDie(options);
-      SCOPED_TRACE(std::string(preset) + " shard " + std::to_string(shard));
-      EXPECT_TRUE(counts.words == expected);
-      EXPECT_EQ(counts.documents, 2u);
+  for (const std::string& text : {MixedText(200, 3), ChineseLines(300, 4)}) {
+    std::string path = dir.Write("doc.txt", text);
+    std::string zst = dir.Write("doc.txt.zst", Zstd(text));
+    for (const char* preset : {"gpt2", "cl100k", "o200k", "qwen2", "whitespace", "bert"}) {
+      CountCorpusOptions options = Quiet({path, zst});
+      options.pretokenizer.preset = preset;
+      ApplyPresetNormalizer(&options.pretokenizer);
+      options.doc_mode = "file";
+      WordCounts once = SerialCount(text, options, /*whole=*/true);
+      WordCounts expected = once;
+      expected.MergeFrom(once);
+      for (size_t shard : {size_t{2}, size_t{5}, size_t{33}, size_t{1} << 20}) {
+        options.shard_bytes = shard;
+        options.batch_bytes = shard;
+        options.threads = 2;
+        CorpusCounts counts = CountOrDie(options);
+        SCOPED_TRACE(std::string(preset) + " shard " + std::to_string(shard));
+        EXPECT_TRUE(counts.words == expected);
+        EXPECT_EQ(counts.documents, 2u);
+      }
     }
   }
 }

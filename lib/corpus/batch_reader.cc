@@ -205,15 +205,16 @@ absl::Status BatchReader::FillShard(const Ticket& ticket, Batch* batch) {
   FileCloser closer(fd);
   batch->disk_bytes = ticket.end - ticket.start;
   std::string& buffer = batch->buffer;
-  // The buffer starts one byte before the shard so the cut deciding the shard's first batch is
-  // visible; it reaches one byte past the end for the same reason at the other side.
-  uint64_t base = ticket.start == 0 ? 0 : ticket.start - 1;
+  // The buffer starts the rule's lookbehind() bytes before the shard, so that the cut where the
+  // shard's first batch begins is decided on the same bytes as where the shard before ends; it
+  // reaches lookahead() bytes past the end for the same reason at the other side.
+  uint64_t base = ticket.start < rule.lookbehind() ? 0 : ticket.start - rule.lookbehind();
   absl::StatusOr<size_t> got =
       PreadAppend(fd, input.path, base, ticket.end - base + rule.lookahead(), buffer);
   if (!got.ok()) return got.status();
   size_t begin = 0;
   if (ticket.start != 0) {
-    begin = rule.FindCut(buffer, 1);
+    begin = rule.FindCut(buffer, static_cast<size_t>(ticket.start - base));
     if (begin == CutRule::npos || base + begin >= ticket.end) {
       buffer.clear();  // no batch starts inside this shard
       return absl::OkStatus();
@@ -285,7 +286,8 @@ absl::Status BatchReader::FillStream(Stream& stream, Batch* batch) {
       cut = search_from + found;
       break;
     }
-    search_from = buffer.size() > rule.lookahead() + 1 ? buffer.size() - rule.lookahead() - 1 : 0;
+    const size_t around = rule.lookahead() + rule.lookbehind();
+    search_from = buffer.size() > around ? buffer.size() - around : 0;
   }
   size_t end = at_end ? buffer.size() : cut;
   stream.carry.assign(buffer, end, std::string::npos);

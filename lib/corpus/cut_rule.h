@@ -8,10 +8,21 @@
 //    and a following space (no preset alternative matches a letter followed by a space), and no
 //    preset pattern looks behind, so pre-tokenizing the two sides separately gives the same
 //    pieces as the whole. Used only when no special token contains a space.
+//  - kBetweenWordsAndLines: kBetweenWords, and also at p where byte p-1 is '\n', the character
+//    before it is no whitespace (an ASCII byte 0x21-0x7E, or a 3-byte character from U+3001 to
+//    U+9FFF: CJK punctuation, kana, ideographs) and the character at p starts a word (an ASCII
+//    letter, or a 3-byte character from U+4000 to U+9FFF: CJK ideographs; never whitespace,
+//    '/' or a quote). Text without spaces between words (Chinese, Japanese) has no word cuts, so
+//    a file of it was one batch. In every preset the '\n' ends a piece there (gpt2's
+//    `\s+(?!\S)` and `\s+` take "\n" alone when no whitespace precedes it, cl100k's `\s*[\r\n]+`
+//    and its punctuation's `[\r\n]*` stop at the letter, o200k's `[\r\n/]*` too as the letter is
+//    no '/'), no piece starts with a '\n' that a letter follows (the optional prefixes exclude
+//    \r\n), and the normalizers map characters one by one ('\n' composes with nothing). Used
+//    when, besides kBetweenWords' conditions, no special token contains a '\n'.
 //  - kNever: the document is kept whole (file mode with a custom pattern or spaced specials).
 //
 // Contract: a cut position p satisfies 0 < p <= size; FindCut and LastCut only report p whose
-// deciding bytes (p-1, and for kBetweenWords p and p+1) lie inside `data`.
+// deciding bytes (p-1; for kBetweenWords p and p+1; for line cuts p-4 to p+2) lie inside `data`.
 #pragma once
 
 #include <cstddef>
@@ -20,7 +31,7 @@
 
 namespace tokenmill {
 
-enum class CutKind { kLine, kBetweenWords, kNever };
+enum class CutKind { kLine, kBetweenWords, kBetweenWordsAndLines, kNever };
 
 class CutRule {
  public:
@@ -43,6 +54,11 @@ class CutRule {
           if (IsWordCut(data, p)) return p;
         }
         return npos;
+      case CutKind::kBetweenWordsAndLines:
+        for (size_t p = from; p + 1 < data.size(); ++p) {
+          if (IsWordCut(data, p) || IsLineCut(data, p)) return p;
+        }
+        return npos;
       case CutKind::kNever: return npos;
     }
     return npos;
@@ -60,18 +76,50 @@ class CutRule {
           if (IsWordCut(data, p)) return p;
         }
         return npos;
+      case CutKind::kBetweenWordsAndLines:
+        for (size_t p = data.size() < 2 ? 0 : data.size() - 2; p >= 1; --p) {
+          if (IsWordCut(data, p) || IsLineCut(data, p)) return p;
+        }
+        return npos;
       case CutKind::kNever: return npos;
     }
     return npos;
   }
 
+  // How many bytes before a cut decide it (from p - lookbehind()).
+  size_t lookbehind() const { return kind_ == CutKind::kBetweenWordsAndLines ? 4 : 1; }
+
   // How many bytes past a cut FindCut needs to have seen before it can report it.
-  size_t lookahead() const { return kind_ == CutKind::kBetweenWords ? 2 : 0; }
+  size_t lookahead() const {
+    switch (kind_) {
+      case CutKind::kBetweenWords: return 2;
+      case CutKind::kBetweenWordsAndLines: return 3;
+      default: return 0;
+    }
+  }
 
  private:
   static bool IsAsciiLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
   static bool IsWordCut(std::string_view d, size_t p) {
     return d[p] == ' ' && IsAsciiLetter(d[p - 1]) && IsAsciiLetter(d[p + 1]);
+  }
+  static unsigned Byte(std::string_view d, size_t i) { return static_cast<unsigned char>(d[i]); }
+  static bool IsContinuation(unsigned b) { return (b & 0xC0) == 0x80; }
+  // d[i..i+3) is a 3-byte character whose lead byte is in [first, last].
+  static bool IsThreeByte(std::string_view d, size_t i, unsigned first, unsigned last) {
+    return i + 3 <= d.size() && Byte(d, i) >= first && Byte(d, i) <= last &&
+           IsContinuation(Byte(d, i + 1)) && IsContinuation(Byte(d, i + 2));
+  }
+  // p < d.size() - 1 (FindCut's and LastCut's loops).
+  static bool IsLineCut(std::string_view d, size_t p) {
+    if (p < 2 || d[p - 1] != '\n') return false;
+    const bool starts_word = IsAsciiLetter(d[p]) || IsThreeByte(d, p, 0xE4, 0xE9);
+    if (!starts_word) return false;
+    const unsigned before = Byte(d, p - 2);
+    if (before >= 0x21 && before <= 0x7E) return true;
+    // U+3001..U+9FFF: lead E3..E9, and not U+3000 (E3 80 80, the ideographic space).
+    return p >= 4 && IsThreeByte(d, p - 4, 0xE3, 0xE9) &&
+           !(Byte(d, p - 4) == 0xE3 && Byte(d, p - 3) == 0x80 && Byte(d, p - 2) == 0x80);
   }
 
   CutKind kind_;

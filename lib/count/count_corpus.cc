@@ -241,7 +241,10 @@ CutRule CutRuleFor(const InputFile& input, const CountCorpusOptions& options) {
   if (preset == "custom" || preset == "metaspace" || preset == "none" || spaced_special) {
     return CutRule(CutKind::kNever);
   }
-  return CutRule(CutKind::kBetweenWords);
+  const bool lined_special =
+      std::any_of(options.special_tokens.begin(), options.special_tokens.end(),
+                  [](const std::string& s) { return s.find('\n') != std::string::npos; });
+  return CutRule(lined_special ? CutKind::kBetweenWords : CutKind::kBetweenWordsAndLines);
 }
 
 int ThreadCount(int requested) {
