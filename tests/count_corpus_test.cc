@@ -46,7 +46,8 @@ WordCounts SerialCount(const std::string& text, const CountCorpusOptions& option
   for (size_t start = 0; start < text.size();) {
     size_t nl = text.find('\n', start);
     size_t end = nl == std::string::npos ? text.size() : nl + 1;
-    CountDocument(std::string_view(text).substr(start, end - start), *pretokenizer, specials.get(), counts);
+    CountDocument(std::string_view(text).substr(start, end - start), *pretokenizer, specials.get(),
+                  counts, prep.get());
     start = end;
   }
   return counts;
