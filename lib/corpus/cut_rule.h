@@ -29,6 +29,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "common/utf8.h"
+
 namespace tokenmill {
 
 enum class CutKind { kLine, kBetweenWords, kBetweenWordsAndLines, kNever };
@@ -50,13 +52,9 @@ class CutRule {
         return hit == nullptr ? npos : static_cast<const char*>(hit) - data.data() + 1;
       }
       case CutKind::kBetweenWords:
-        for (size_t p = from; p + 1 < data.size(); ++p) {
-          if (IsWordCut(data, p)) return p;
-        }
-        return npos;
       case CutKind::kBetweenWordsAndLines:
         for (size_t p = from; p + 1 < data.size(); ++p) {
-          if (IsWordCut(data, p) || IsLineCut(data, p)) return p;
+          if (IsCut(data, p)) return p;
         }
         return npos;
       case CutKind::kNever: return npos;
@@ -72,13 +70,9 @@ class CutRule {
         return newline == std::string_view::npos ? npos : newline + 1;
       }
       case CutKind::kBetweenWords:
-        for (size_t p = data.size() < 2 ? 0 : data.size() - 2; p >= 1; --p) {
-          if (IsWordCut(data, p)) return p;
-        }
-        return npos;
       case CutKind::kBetweenWordsAndLines:
         for (size_t p = data.size() < 2 ? 0 : data.size() - 2; p >= 1; --p) {
-          if (IsWordCut(data, p) || IsLineCut(data, p)) return p;
+          if (IsCut(data, p)) return p;
         }
         return npos;
       case CutKind::kNever: return npos;
@@ -103,23 +97,19 @@ class CutRule {
   static bool IsWordCut(std::string_view d, size_t p) {
     return d[p] == ' ' && IsAsciiLetter(d[p - 1]) && IsAsciiLetter(d[p + 1]);
   }
-  static unsigned Byte(std::string_view d, size_t i) { return static_cast<unsigned char>(d[i]); }
-  static bool IsContinuation(unsigned b) { return (b & 0xC0) == 0x80; }
-  // d[i..i+3) is a 3-byte character whose lead byte is in [first, last].
-  static bool IsThreeByte(std::string_view d, size_t i, unsigned first, unsigned last) {
-    return i + 3 <= d.size() && Byte(d, i) >= first && Byte(d, i) <= last &&
-           IsContinuation(Byte(d, i + 1)) && IsContinuation(Byte(d, i + 2));
-  }
   // p < d.size() - 1 (FindCut's and LastCut's loops).
   static bool IsLineCut(std::string_view d, size_t p) {
     if (p < 2 || d[p - 1] != '\n') return false;
-    const bool starts_word = IsAsciiLetter(d[p]) || IsThreeByte(d, p, 0xE4, 0xE9);
-    if (!starts_word) return false;
-    const unsigned before = Byte(d, p - 2);
-    if (before >= 0x21 && before <= 0x7E) return true;
-    // U+3001..U+9FFF: lead E3..E9, and not U+3000 (E3 80 80, the ideographic space).
-    return p >= 4 && IsThreeByte(d, p - 4, 0xE3, 0xE9) &&
-           !(Byte(d, p - 4) == 0xE3 && Byte(d, p - 3) == 0x80 && Byte(d, p - 2) == 0x80);
+    const auto* s = reinterpret_cast<const unsigned char*>(d.data());
+    const CodePoint next = DecodeCodePoint(s, d.size(), p);
+    if (!IsAsciiLetter(d[p]) && !(next.cp >= 0x4000 && next.cp <= 0x9FFF)) return false;
+    if (d[p - 2] >= 0x21 && d[p - 2] <= 0x7E) return true;
+    if (p < 4) return false;
+    const CodePoint before = DecodeCodePoint(s, d.size(), p - 4);  // a 3-byte character?
+    return before.len == 3 && before.cp >= 0x3001 && before.cp <= 0x9FFF;
+  }
+  bool IsCut(std::string_view d, size_t p) const {
+    return IsWordCut(d, p) || (kind_ == CutKind::kBetweenWordsAndLines && IsLineCut(d, p));
   }
 
   CutKind kind_;

@@ -233,18 +233,18 @@ CutRule CutRuleFor(const InputFile& input, const CountCorpusOptions& options) {
   if (input.format == RecordFormat::kJsonLines || options.doc_mode == "line") {
     return CutRule(CutKind::kLine);
   }
-  bool spaced_special = std::any_of(options.special_tokens.begin(), options.special_tokens.end(),
-                                    [](const std::string& s) { return s.find(' ') != std::string::npos; });
+  auto special_holds = [&](char c) {
+    return std::any_of(options.special_tokens.begin(), options.special_tokens.end(),
+                       [c](const std::string& s) { return s.find(c) != std::string::npos; });
+  };
+  const bool spaced_special = special_holds(' ');
   // A custom pattern may cut anywhere; the metaspace prefix and no split need the whole
   // document.
   const std::string& preset = options.pretokenizer.preset;
   if (preset == "custom" || preset == "metaspace" || preset == "none" || spaced_special) {
     return CutRule(CutKind::kNever);
   }
-  const bool lined_special =
-      std::any_of(options.special_tokens.begin(), options.special_tokens.end(),
-                  [](const std::string& s) { return s.find('\n') != std::string::npos; });
-  return CutRule(lined_special ? CutKind::kBetweenWords : CutKind::kBetweenWordsAndLines);
+  return CutRule(special_holds('\n') ? CutKind::kBetweenWords : CutKind::kBetweenWordsAndLines);
 }
 
 int ThreadCount(int requested) {
