@@ -42,8 +42,10 @@ if [[ $what == tsan || $what == all ]]; then
   # TBB_DIR and absl_DIR are passed on every run so that a build folder configured before with
   # Debian's libraries switches to the instrumented ones. CMake's build-tree RPATH points the
   # executables at them (checked below).
+  # -O1 -g1 (line tables) as for ASan in .ci/run: 528 s of compiler time instead of 678 s,
+  # the tests 200 s instead of 174 s.
   cmake -S "$root" -B "$tsan_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DTOKENMILL_SANITIZE=thread -DTOKENMILL_BUILD_BENCHMARKS=OFF \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DTOKENMILL_SANITIZE=thread -DTOKENMILL_BUILD_BENCHMARKS=OFF \
     -DTBB_DIR="$deps/lib/cmake/TBB" -Dabsl_DIR="$deps/lib/cmake/absl" >/dev/null
   cmake --build "$tsan_dir" -j "$(nproc)" --target tokenmill "${TSAN_TARGETS[@]}" \
     >"$tsan_dir/tsan-build.log" 2>&1 || { tail -60 "$tsan_dir/tsan-build.log" >&2; exit 1; }
