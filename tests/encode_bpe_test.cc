@@ -18,6 +18,7 @@
 #include "model/bpe/id_writer.h"
 #include "model/bpe/lookup_tables.h"
 #include "model/model_file.h"
+#include "pretokenize/text_prep.h"
 #include "model/bpe/piece_bpe.h"
 #include "reference/trained_bpe.h"
 #include "train/trainer.h"
@@ -448,6 +449,113 @@ TEST(Encoder, BatchReportsTheFirstFailingText) {
   EXPECT_EQ(batch.status().message(),
             "text 1: the text contains the special token '<|endoftext|>' at byte 4; allow special "
             "tokens or encode them as text");
+}
+
+// A model trained by tokenmill on the sample's first 60 KB, its lines counted as documents
+// (prepared as `options.pretokenizer` says).
+std::unique_ptr<Model> TrainedOnSample(const TrainerOptions& options) {
+  const std::string text = SampleText(60000);
+  std::unique_ptr<PreTokenizer> pretokenizer = PreTokenizer::Create(options.pretokenizer).value();
+  std::unique_ptr<TextPrep> prep = TextPrep::Create(options.pretokenizer).value();
+  WordCounts counts;
+  for (std::string_view line : Lines(text)) {
+    CountDocument(line, *pretokenizer, nullptr, counts, prep.get());
+  }
+  absl::StatusOr<TrainResult> result = Train(WordSource::Borrow(counts), options);
+  EXPECT_TRUE(result.ok()) << result.status();
+  return result.ok() ? std::move(result->model) : nullptr;
+}
+
+// Lines of sample text cut anywhere, with special tokens, "\r", empty lines, a control byte
+// (no token of an --hf-compat vocabulary) and a special token holding a newline mixed in; the
+// last line sometimes without its newline.
+std::string RandomLines(uint32_t seed) {
+  static const std::string sample = SampleText(20000);
+  static const std::vector<std::string> extras = {"<|endoftext|>", "<|endoftext|>\n", "\r\n",
+                                                  "\n", "\n\n", " \n", "<a>\n<b>", "\x01",
+                                                  "  ", "<|endof"};
+  std::mt19937 rng(seed);
+  std::string text;
+  const int parts = 1 + static_cast<int>(rng() % 60);
+  for (int i = 0; i < parts; ++i) {
+    if (rng() % 3 == 0) {
+      text += extras[rng() % extras.size()];
+    } else {
+      text += sample.substr(rng() % sample.size(), rng() % 120);
+    }
+  }
+  if (rng() % 2 == 0 && !text.empty() && text.back() != '\n') text += '\n';
+  return text;
+}
+
+// EncodeLines (special tokens looked for once, one call of the piece encoder for many lines)
+// gives what EncodeTo gives line by line: the ids, each line's end, and on a refusal the same
+// error after the same lines. For BPE (which overrides PieceEncoder::EncodeLines) with special
+// tokens, one holding a newline (looked for line by line), an --hf-compat vocabulary missing
+// bytes, OpenAI's gpt2, and a Unigram model whose text is prepared (NFKC, metaspace).
+TEST(Encoder, EncodeLinesEqualsEncodeToLineByLine) {
+  std::vector<std::pair<std::string, std::unique_ptr<Model>>> models;
+  TrainerOptions bpe;
+  bpe.vocab_size = 600;
+  bpe.special_tokens = {"<|endoftext|>"};
+  models.emplace_back("bpe", TrainedOnSample(bpe));
+  TrainerOptions newline_special = bpe;
+  newline_special.special_tokens = {"<|endoftext|>", "<a>\n<b>"};
+  models.emplace_back("special with a newline", TrainedOnSample(newline_special));
+  TrainerOptions hf = bpe;
+  hf.hf_compat = true;
+  models.emplace_back("hf_compat", TrainedOnSample(hf));
+  models.emplace_back("gpt2", std::make_unique<BpeModel>(testing::LoadBpeModelOrFail(
+                                  testing::TestVocabDir() + "gpt2.tiktoken")));
+  TrainerOptions unigram;
+  unigram.algorithm = Algorithm::kUnigram;
+  unigram.units = UnitKind::kChar;
+  unigram.vocab_size = 2500;
+  unigram.special_tokens = {"<unk>", "<|endoftext|>"};
+  unigram.special_tokens_at = SpecialTokensAt::kStart;
+  unigram.pretokenizer = PreTokenizerConfig("metaspace");
+  unigram.pretokenizer.normalizer.form = NormalForm::kNfkc;
+  models.emplace_back("unigram", TrainedOnSample(unigram));
+
+  int refused = 0, specials_found = 0;
+  for (auto& [name, model] : models) {
+    ASSERT_NE(model, nullptr) << name;
+    auto encoder = Encoder::Create(std::move(model));
+    ASSERT_TRUE(encoder.ok()) << name << ": " << encoder.status();
+    const bool missing_bytes = (*encoder)->unencodable_bytes().any();
+    for (SpecialPolicy policy : {SpecialPolicy::kAllow, SpecialPolicy::kDisallow, SpecialPolicy::kAsText}) {
+      for (uint32_t seed = 0; seed < 60; ++seed) {
+        const std::string text = seed == 0 ? std::string() : RandomLines(seed);
+        std::vector<TokenId> expected_ids = {7};  // appended to, as `out` is
+        std::vector<size_t> expected_ends = {1};
+        absl::Status expected;
+        for (std::string_view line : Lines(text)) {
+          expected = (*encoder)->EncodeTo(line, policy, expected_ids);
+          if (!expected.ok()) break;
+          expected_ends.push_back(expected_ids.size());
+        }
+        std::vector<TokenId> ids = {7};
+        std::vector<size_t> ends = {1};
+        const absl::Status status = (*encoder)->EncodeLines(text, policy, ids, ends);
+        const std::string where = name + ", policy " + std::to_string(static_cast<int>(policy)) +
+                                  ", seed " + std::to_string(seed);
+        EXPECT_EQ(status, expected) << where;
+        EXPECT_EQ(ends, expected_ends) << where;
+        if (expected.ok()) {
+          EXPECT_EQ(ids, expected_ids) << where;
+          EXPECT_EQ(ends.size() - 1, Lines(text).size()) << where;
+        } else {
+          ++refused;
+        }
+        if (policy == SpecialPolicy::kAllow && text.find("<|endoftext|>") != std::string::npos &&
+            !missing_bytes) {
+          ++specials_found;
+        }
+      }
+    }
+  }
+  EXPECT_GT(refused, 50);  // disallowed specials and missing bytes were met
+  EXPECT_GT(specials_found, 50);
 }
 
 TEST(Encoder, ExplainAddsUpToEncode) {

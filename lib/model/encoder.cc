@@ -30,6 +30,7 @@ Encoder::Encoder(std::unique_ptr<const Model> model, std::unique_ptr<TextPrep> p
   for (const SpecialToken& s : model_->special_tokens()) {
     special_ids_.push_back(s.id);
     is_special[s.id] = true;
+    if (s.content.find('\n') != std::string::npos) special_holds_newline_ = true;
   }
   unencodable_ = model_->units().UnencodableBytes(tokens_, is_special);
   const PreTokenizerConfig& pre = model_->pre_tokenizer();
@@ -185,6 +186,37 @@ absl::Status Encoder::EncodeTo(std::string_view text, SpecialPolicy policy,
       status = EncodeWithUnknownBytes(segment, segment.data() - text.data(), out);
     }
   }));
+  return status;
+}
+
+absl::Status Encoder::EncodeLines(std::string_view text, SpecialPolicy policy,
+                                  std::vector<TokenId>& out, std::vector<size_t>& ends) const {
+  const size_t out_start = out.size(), ends_start = ends.size();
+  // Text that needs no preparation and no check of its bytes, and special tokens that stay
+  // within a line: the occurrences in the whole text are those in each line, and each stretch
+  // between them goes to the piece encoder, which encodes its lines one by one.
+  if (prep_->identity() && unencodable_.none() && !check_pieces_ && !special_holds_newline_) {
+    absl::Status status = SplitSpecials(text, policy, [&](std::string_view segment, int special_index) {
+      if (special_index >= 0) {
+        out.push_back(special_ids_[special_index]);
+      } else {
+        pieces_->EncodeLines(segment, *pretokenizer_, out, ends);
+      }
+    });
+    if (status.ok()) {
+      if (!text.empty() && text.back() != '\n') ends.push_back(out.size());
+      return status;
+    }
+    // A disallowed special token: line by line below, for EncodeTo's error on its line.
+    out.resize(out_start);
+    ends.resize(ends_start);
+  }
+  absl::Status status;
+  ForEachLineOf(text, [&](std::string_view line, bool) {
+    if (!status.ok()) return;
+    status = EncodeTo(line, policy, out);
+    if (status.ok()) ends.push_back(out.size());
+  });
   return status;
 }
 

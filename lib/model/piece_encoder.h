@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 #include <vector>
 
@@ -86,6 +87,12 @@ class PieceEncoder {
   // pieces by `pretokenizer`. Thread-safe.
   virtual void EncodeText(std::string_view text, const PreTokenizer& pretokenizer,
                           std::vector<TokenId>& out) const = 0;
+  // EncodeText of each line of `text` on its own (a line ends after its '\n'; the last may have
+  // none), appending each line's ids to `out` and, for each line that ends with '\n', the size
+  // of `out` after it to `ends`. The same ids as a call per line; a piece encoder overrides it
+  // to do its per-call work (its thread's cache, room for the ids) once for all the lines.
+  virtual void EncodeLines(std::string_view text, const PreTokenizer& pretokenizer,
+                           std::vector<TokenId>& out, std::vector<size_t>& ends) const;
   // Appends the ids of one pre-tokenized piece (not empty). Thread-safe.
   virtual void EncodePiece(std::string_view piece, std::vector<TokenId>& out) const = 0;
   // Fills out.initial, whole_token, merges and ids for the piece out.text (not empty).
@@ -98,5 +105,29 @@ class PieceEncoder {
   // Whether CheckEncodable can fail (else the encoder skips it).
   virtual bool may_refuse() const { return false; }
 };
+
+// Calls on_line(line, ends_with_newline) for each line of `text`, in order: each ends after its
+// '\n', the last may have none. Nothing for an empty text.
+template <typename OnLine>
+inline void ForEachLineOf(std::string_view text, OnLine on_line) {
+  size_t start = 0;
+  while (start < text.size()) {
+    const void* newline = std::memchr(text.data() + start, '\n', text.size() - start);
+    const size_t end = newline == nullptr
+                           ? text.size()
+                           : static_cast<size_t>(static_cast<const char*>(newline) - text.data()) + 1;
+    on_line(text.substr(start, end - start), newline != nullptr);
+    start = end;
+  }
+}
+
+inline void PieceEncoder::EncodeLines(std::string_view text, const PreTokenizer& pretokenizer,
+                                      std::vector<TokenId>& out,
+                                      std::vector<size_t>& ends) const {
+  ForEachLineOf(text, [&](std::string_view line, bool ends_with_newline) {
+    EncodeText(line, pretokenizer, out);
+    if (ends_with_newline) ends.push_back(out.size());
+  });
+}
 
 }  // namespace tokenmill

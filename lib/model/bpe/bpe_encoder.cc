@@ -64,6 +64,16 @@ void BpeEncoder::EncodeText(std::string_view text, const PreTokenizer& pretokeni
   pretokenizer.Split(text, [&](std::string_view piece) { EncodePieceCached(piece, cache, writer); });
 }
 
+void BpeEncoder::EncodeLines(std::string_view text, const PreTokenizer& pretokenizer,
+                             std::vector<TokenId>& out, std::vector<size_t>& ends) const {
+  PieceCache* cache = LocalCache();
+  IdWriter writer(out, text.size());
+  ForEachLineOf(text, [&](std::string_view line, bool ends_with_newline) {
+    pretokenizer.Split(line, [&](std::string_view piece) { EncodePieceCached(piece, cache, writer); });
+    if (ends_with_newline) ends.push_back(writer.size());
+  });
+}
+
 void BpeEncoder::EncodePieceCached(std::string_view piece, PieceCache* cache, IdWriter& out) const {
   if (piece.size() <= 1) {
     if (piece.empty()) return;  // the PreTokenizer contract rules these out; be safe anyway
