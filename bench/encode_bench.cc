@@ -9,8 +9,10 @@
 // does across the documents of a real job.
 #include <benchmark/benchmark.h>
 
+#include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -170,6 +172,65 @@ void BM_EncodeBatchCold(benchmark::State& state) {
   ReportThroughput(state, text.size(), tokens);
 }
 
+// The lines as `tokenmill encode` hands them to the encoder: slices of whole lines (about
+// 4 MB, its default shard size), in parallel, each encoded by one Encoder::EncodeLines call
+// into a buffer of its own; cold caches as in BM_EncodeBatchCold. scripts/encode_bench.sh
+// compares `tokenmill encode` with this too.
+void BM_EncodeLinesCold(benchmark::State& state) {
+  const std::string& text = bench::BenchCorpus(kCorpora[state.range(0)]);
+  const int threads = static_cast<int>(state.range(2));
+  state.SetLabel(std::string(kCorpora[state.range(0)]) + "/" + kEncodings[state.range(1)] + "/" +
+                 std::to_string(threads) + " threads, cold caches");
+  absl::StatusOr<BpeModel> model =
+      LoadBpeModel(testing::TestVocabDir() + kEncodings[state.range(1)] + ".tiktoken");
+  if (!model.ok()) {
+    state.SkipWithError("cannot load the tokenizer");
+    return;
+  }
+  constexpr size_t kSlice = size_t{4} << 20;
+  std::vector<std::string_view> slices;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = std::min(text.size(), start + kSlice);
+    const size_t newline = text.find('\n', end);
+    end = newline == std::string::npos ? text.size() : newline + 1;
+    slices.push_back(std::string_view(text).substr(start, end - start));
+    start = end;
+  }
+  struct Out {
+    std::vector<TokenId> ids;
+    std::vector<size_t> ends;
+  };
+  std::vector<Out> outs(slices.size());
+  tbb::task_arena arena(threads);
+  size_t tokens = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    absl::StatusOr<std::unique_ptr<Encoder>> encoder = Encoder::Create(BpeModel(*model));
+    if (!encoder.ok()) {
+      state.SkipWithError("cannot build the encoder");
+      return;
+    }
+    for (Out& o : outs) {
+      std::vector<TokenId>().swap(o.ids);  // fresh buffers, as a fresh process has
+      std::vector<size_t>().swap(o.ends);
+    }
+    state.ResumeTiming();
+    arena.execute([&] {
+      tbb::parallel_for(size_t{0}, slices.size(), [&](size_t i) {
+        absl::Status s = (*encoder)->EncodeLines(slices[i], SpecialPolicy::kAsText, outs[i].ids,
+                                                 outs[i].ends);
+        if (!s.ok()) std::abort();
+      });
+    });
+    state.PauseTiming();
+    tokens = 0;
+    for (const Out& o : outs) tokens += o.ids.size();
+    encoder->reset();
+    state.ResumeTiming();
+  }
+  ReportThroughput(state, text.size(), tokens);
+}
+
 // A tokenizer of the user's (e.g. one tokenmill trained with vocab 30000), whole-file.
 void BM_EncodeWholeTrained(benchmark::State& state) {
   const char* path = std::getenv("TOKENMILL_BENCH_TOKENIZER");
@@ -200,6 +261,11 @@ BENCHMARK(BM_EncodeBatchCold)
     ->Args({3, 1, 2})->Args({0, 0, 1})->Args({1, 0, 1})->Args({3, 0, 1})
     // 1 thread with o200k too: encode_bench.sh's in-process 2 / 1 threads, every row
     ->Args({0, 1, 1})->Args({1, 1, 1})->Args({3, 1, 1})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_EncodeLinesCold)
+    ->Args({0, 0, 2})->Args({0, 1, 2})->Args({1, 0, 2})->Args({1, 1, 2})->Args({3, 0, 2})
+    ->Args({3, 1, 2})->Args({0, 0, 1})->Args({0, 1, 1})->Args({1, 0, 1})->Args({1, 1, 1})
+    ->Args({3, 0, 1})->Args({3, 1, 1})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_EncodeWholeTrained)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -11,7 +11,10 @@
 #    Encoder each repetition, so its piece caches start cold as a process's do; no start-up)
 #    and BM_EncodeBatch (one Encoder, caches warm after the first pass), median of RUNS
 #    repetitions each; BM_EncodeBatchCold with 1 thread too, for the encoder's own scaling
-#    from 1 to 2 threads (no start-up, no I/O), beside the whole process's;
+#    from 1 to 2 threads (no start-up, no I/O), beside the whole process's; and
+#    BM_EncodeLinesCold, the way `tokenmill encode` calls the encoder since 56dfbbf (slices of
+#    about 4 MB of whole lines, one Encoder::EncodeLines call each, in parallel; cold caches),
+#    2 and 1 threads: the "end to end ÷ in-process" ratios are against both;
 #  - the peers on the same lines and vocabulary: npm tiktoken's encode per line and Hugging
 #    Face's encodeBatch (npm tokenizers, on tokenmill's tokenizer.json of the vocabulary), their
 #    encode calls alone (scripts/peer_encode_batch.cjs: their best case), median of PEER_RUNS.
@@ -43,8 +46,8 @@ corpus_index() { case $1 in linux_docs) echo 0;; poetry) echo 1;; brown) echo 2;
 for enc in cl100k_base o200k_base; do "$tm" convert "$vocab/$enc.tiktoken" "$work/$enc.json" 2>/dev/null; done
 echo "tokenmill $(git -C "$root" rev-parse --short HEAD), $(nproc) cores, $runs runs (peers $peer_runs), medians"
 echo
-echo "| corpus | vocabulary | encode u32, 2 threads | 1 thread | 2 ÷ 1 threads | 2 threads, replacing the output | in-process EncodeBatch, 2 threads, cold / warm caches | in-process cold, 2 ÷ 1 threads | end to end ÷ in-process cold | tiktoken (npm) | HF encodeBatch (npm) | tokenmill ÷ tiktoken | tokenmill ÷ HF |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| corpus | vocabulary | encode u32, 2 threads | 1 thread | 2 ÷ 1 threads | 2 threads, replacing the output | in-process EncodeBatch, 2 threads, cold / warm caches | in-process EncodeBatch cold, 2 ÷ 1 threads | end to end ÷ in-process EncodeBatch cold | in-process EncodeLines, 2 threads, cold | its 2 ÷ 1 threads | end to end ÷ in-process EncodeLines | tiktoken (npm) | HF encodeBatch (npm) | tokenmill ÷ tiktoken | tokenmill ÷ HF |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for corpus in "${corpora[@]}"; do
   zstd -qdc "$root/../shared/corpora/$corpus.txt.zst" > "$work/all.txt"
   bytes=$(stat -c %s "$work/all.txt")
@@ -82,11 +85,14 @@ print(statistics.median(b['bytes_per_second'] for b in runs) / 1e6)" "$work/benc
     inproc=$(in_process BM_EncodeBatchCold)
     warm=$(in_process BM_EncodeBatch)
     inproc1=$(in_process BM_EncodeBatchCold 1)
+    lines=$(in_process BM_EncodeLinesCold)
+    lines1=$(in_process BM_EncodeLinesCold 1)
     mbs() { echo "$bytes / $1 / 1000000" | bc -l; }
     t2=$(median < "$work/t_t2"); t1=$(median < "$work/t_t1"); r2=$(median < "$work/t_r2"); tt=$(median < "$work/t_tt"); hf=$(median < "$work/t_hf")
-    printf '| %s | %s | %.0f MB/s (%s s) | %.0f MB/s | %.2f× | %.0f MB/s (%s s) | %.0f / %.0f MB/s | %.2f× | %.2f | %.1f MB/s | %.1f MB/s | %.0f× | %.0f× |\n' \
+    printf '| %s | %s | %.0f MB/s (%s s) | %.0f MB/s | %.2f× | %.0f MB/s (%s s) | %.0f / %.0f MB/s | %.2f× | %.2f | %.0f MB/s | %.2f× | %.2f | %.1f MB/s | %.1f MB/s | %.0f× | %.0f× |\n' \
       "$corpus" "$enc" "$(mbs "$t2")" "$t2" "$(mbs "$t1")" "$(echo "$t1 / $t2" | bc -l)" "$(mbs "$r2")" "$r2" "$inproc" "$warm" \
-      "$(echo "$inproc / $inproc1" | bc -l)" "$(echo "$(mbs "$t2") / $inproc" | bc -l)" "$(mbs "$tt")" "$(mbs "$hf")" \
+      "$(echo "$inproc / $inproc1" | bc -l)" "$(echo "$(mbs "$t2") / $inproc" | bc -l)" \
+      "$lines" "$(echo "$lines / $lines1" | bc -l)" "$(echo "$(mbs "$t2") / $lines" | bc -l)" "$(mbs "$tt")" "$(mbs "$hf")" \
       "$(echo "$tt / $t2" | bc -l)" "$(echo "$hf / $t2" | bc -l)"
   done
 done
