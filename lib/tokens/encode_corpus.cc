@@ -7,6 +7,7 @@
 #include <tbb/task_arena.h>
 
 #include <atomic>
+#include <bit>
 #include <memory>
 
 #include "common/option_error.h"
@@ -32,6 +33,9 @@ struct Chunk {
   uint64_t disk_bytes = 0;
   bool starts_document = true;  // doc_mode file: false for a file's later batches
   std::string bytes;            // the ids as the format stores them
+  // Instead of `bytes` for 4-byte ids without --eot in line mode: the ids themselves, whose
+  // bytes are the output (no copy into `bytes`).
+  std::vector<TokenId> ids32;
   uint64_t ids = 0;
   std::vector<uint64_t> doc_tokens;  // complete documents' token counts (not doc_mode file)
   uint64_t documents = 0, text_bytes = 0, skipped = 0;
@@ -54,6 +58,7 @@ struct Chunk {
     disk_bytes = 0;
     starts_document = true;
     bytes.clear();
+    ids32.clear();
     ids = 0;
     doc_tokens.clear();
     documents = text_bytes = skipped = 0;
@@ -124,6 +129,7 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
   BatchReader reader(plan.inputs, std::move(rules), reader_options);
   const bool file_mode = corpus.doc_mode == "file";
   const TokenFileFormat format = options.format;
+  const size_t id_width = IdWidth(format, id_bound);
   std::vector<TokenId> eot_ids;
   if (options.eot) eot_ids.push_back(*options.eot);
 
@@ -181,7 +187,11 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
       begin = end;
     }
     if (eot_ids.empty() && format != TokenFileFormat::kText) {
-      AppendIdBytes(format, id_bound, s.ids, chunk.bytes);
+      if (id_width == 4 && chunk.ids32.empty()) {
+        s.ids.swap(chunk.ids32);  // the chunk's old buffer, emptied, becomes the scratch
+      } else {
+        AppendIdBytes(format, id_bound, s.ids, chunk.bytes);
+      }
       return true;
     }
     begin = 0;
@@ -309,6 +319,13 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
       doc_open = true;
       doc_has_ids = false;
       doc_tokens = 0;
+    }
+    if (failure.ok() && !chunk->ids32.empty()) {
+      static_assert(std::endian::native == std::endian::little);
+      failure = writer.Write(std::string_view(reinterpret_cast<const char*>(chunk->ids32.data()),
+                                              chunk->ids32.size() * sizeof(TokenId)),
+                             chunk->ids);
+      doc_has_ids = true;
     }
     if (failure.ok() && !chunk->bytes.empty()) {
       if (file_mode && !chunk->json && format == TokenFileFormat::kText && doc_has_ids) {
