@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# A/B of two tokenmill binaries on `encode --output-format u32` of shared corpora, whole process,
+# the two runs alternating (old, new, old, new, ...), medians; each run's output md5 is compared.
+# Usage: scripts/encode_ab.sh OLD_BINARY NEW_BINARY RUNS THREADS CORPUS...
+#   e.g. scripts/encode_ab.sh /tmp/tm_before build/tokenmill 7 2 linux_docs linux_c_100m poetry
+# Corpora are decompressed once into $ENCODE_AB_DIR (default /tmp/encode_ab).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+old=$1 new=$2 runs=$3 threads=$4
+shift 4
+vocab="$root/build/test_vocab/vocab"
+dir=${ENCODE_AB_DIR:-/tmp/encode_ab}
+mkdir -p "$dir"
+median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+for corpus in "$@"; do
+  [[ -f "$dir/$corpus.txt" ]] || zstd -qdc "$root/../shared/corpora/$corpus.txt.zst" > "$dir/$corpus.txt"
+  for enc in cl100k_base o200k_base; do
+    rm -f "$dir"/times_* "$dir"/sums_*
+    for ((i = 0; i < runs; i++)); do
+      for which in old new; do
+        bin=$([[ $which == old ]] && echo "$old" || echo "$new")
+        rm -f "$dir/out.u32"
+        start=$(date +%s%N)
+        "$bin" encode --tokenizer "$vocab/$enc.tiktoken" --output-format u32 --output "$dir/out.u32" \
+          --threads "$threads" --progress none "$dir/$corpus.txt"
+        echo $(( ($(date +%s%N) - start) / 1000000 )) >> "$dir/times_$which"
+        md5sum < "$dir/out.u32" >> "$dir/sums_$which"
+      done
+    done
+    same=$(cmp -s "$dir/sums_old" "$dir/sums_new" && echo same || echo DIFFERENT)
+    echo "$corpus $enc threads $threads: old $(median < "$dir/times_old") ms, new $(median < "$dir/times_new") ms, output $same"
+  done
+done
