@@ -325,7 +325,6 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
       failure = writer.Write(std::string_view(reinterpret_cast<const char*>(chunk->ids32.data()),
                                               chunk->ids32.size() * sizeof(TokenId)),
                              chunk->ids);
-      doc_has_ids = true;
     }
     if (failure.ok() && !chunk->bytes.empty()) {
       if (file_mode && !chunk->json && format == TokenFileFormat::kText && doc_has_ids) {
