@@ -10,6 +10,7 @@
 #include "model/model_file.h"
 #include "model/bpe/rank_merges.h"
 #include "model/tiktoken_file.h"
+#include "model/wordpiece/wordpiece_model.h"
 #include "reference/cli_runner.h"
 #include "reference/checked.h"
 #include "reference/sidecar_pattern.h"
@@ -193,6 +194,43 @@ TEST(ModelFile, MissingSidecarAndUnknownJsonAreClearErrors) {
   EXPECT_THAT(std::string(model.status().message()), HasSubstr("other.json: field 'model' is missing"));
   EXPECT_FALSE(OutputFormatOf(dir.File("x.bin")).ok());
   EXPECT_EQ(*OutputFormatOf(dir.File("vocab.txt")), ModelFormat::kVocabTxt);
+}
+
+// LoadEncoder checks a model once: the BPE readers' own checks stand (a .tiktoken, its sidecar
+// or a tokenizer.json give tiktoken's ids), and a model whose reader checks less (a WordPiece
+// tokenizer.json) is still checked before an encoder is made of it.
+TEST(ModelFile, LoadEncoderGivesTheIdsAndStillRefusesAnInvalidModel) {
+  const std::string ranks = kVocabDir + "/cl100k_base.tiktoken";
+  const std::string sidecar = kVocabDir + "/cl100k_base.json";
+  testing::TempDir dir;
+  auto loaded = LoadModel(ranks);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const std::string json = dir.File("cl100k_base.tokenizer.json");
+  ASSERT_TRUE(SaveModelAs(**loaded, json, ModelFormat::kHfJson).ok());
+  for (const std::string& path : {ranks, sidecar, json}) {
+    auto encoder = LoadEncoder(path);
+    ASSERT_TRUE(encoder.ok()) << path << ": " << encoder.status();
+    auto ids = (*encoder)->Encode("hello");
+    ASSERT_TRUE(ids.ok()) << ids.status();
+    EXPECT_EQ(*ids, std::vector<TokenId>{15339}) << path;
+  }
+  WordPieceModel wordpiece;
+  wordpiece.tokens = {"[UNK]", "a", "b", "##a"};
+  wordpiece.specials = {{"[UNK]", 0}};
+  wordpiece.pretokenizer = BertTextSettings();
+  const std::string good = dir.File("wordpiece.json");
+  ASSERT_TRUE(SaveModel(wordpiece, good).ok());
+  ASSERT_TRUE(LoadEncoder(good).ok()) << LoadEncoder(good).status();
+  // The same file with "b" renamed "a": the reader takes it, the model's check does not.
+  std::string text = *ReadFile(good);
+  ASSERT_NE(text.find("\"b\": 2"), std::string::npos);
+  text.replace(text.find("\"b\": 2"), 6, "\"a\": 2");
+  const std::string repeated = dir.Write("repeated.json", text);
+  ASSERT_TRUE(LoadModel(repeated).ok());
+  auto refused = LoadEncoder(repeated);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("tokens 1 and 2 are the same ('a')"));
 }
 
 }  // namespace

@@ -59,13 +59,6 @@ struct DecodeCommandOptions {
   std::string input_format = "auto";  // npy by its header, u16/u32 by extension, else text
 };
 
-absl::StatusOr<std::unique_ptr<Encoder>> LoadEncoder(const std::string& path,
-                                                     EncoderOptions options = {}) {
-  absl::StatusOr<std::unique_ptr<Model>> model = LoadModel(path);
-  if (!model.ok()) return model.status();
-  return Encoder::Create(*std::move(model), options);
-}
-
 // Parses flags; returns the single optional input path ("-" when none) or an exit code. The
 // tokenizer (bound to --tokenizer) is required: its absence is a usage error.
 struct ParsedInput {

@@ -73,6 +73,11 @@ std::string Encoder::DecodedToken(std::string_view token, std::string_view suffi
 absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Create(std::unique_ptr<const Model> model,
                                                          EncoderOptions options) {
   TM_RETURN_IF_ERROR(model->Validate());
+  return CreateChecked(std::move(model), options);
+}
+
+absl::StatusOr<std::unique_ptr<Encoder>> Encoder::CreateChecked(
+    std::unique_ptr<const Model> model, EncoderOptions options) {
   TM_ASSIGN_OR_RETURN(std::unique_ptr<TextPrep> prep, TextPrep::Create(model->pre_tokenizer()));
   TM_ASSIGN_OR_RETURN(std::unique_ptr<PreTokenizer> pretokenizer,
                       PreTokenizer::Create(model->pre_tokenizer()));

@@ -102,12 +102,14 @@ PreTokenizerConfig BertTextSettings() {
   return config;
 }
 
-absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path) {
-  return LoadModel(path, BertTextSettings());
-}
+namespace {
 
-absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path,
-                                                 const PreTokenizerConfig& vocab_txt_text) {
+// LoadModel(path, vocab_txt_text); `checked` is set when the reader has checked all that the
+// model's Validate() does (the BPE readers: LoadTiktoken, FromTiktoken, FromHfJson's BPE).
+absl::StatusOr<std::unique_ptr<Model>> LoadModelFrom(const std::string& path,
+                                                     const PreTokenizerConfig& vocab_txt_text,
+                                                     bool& checked) {
+  checked = false;
   TM_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   switch (ClassifyJson(text)) {
     case JsonKind::kNotJson: {
@@ -122,21 +124,46 @@ absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path,
         return std::unique_ptr<Model>(std::make_unique<WordPieceModel>(std::move(model)));
       }
       TM_ASSIGN_OR_RETURN(BpeModel model, LoadTiktoken(path));
+      checked = true;
       return std::unique_ptr<Model>(std::make_unique<BpeModel>(std::move(model)));
     }
     case JsonKind::kTiktokenSidecar: {
       std::string ranks_path = TiktokenRanksPath(path);
       TM_ASSIGN_OR_RETURN(std::string ranks, ReadFile(ranks_path));
       TM_ASSIGN_OR_RETURN(BpeModel model, FromTiktoken(ranks, ranks_path, text, path));
+      checked = true;
       return std::unique_ptr<Model>(std::make_unique<BpeModel>(std::move(model)));
     }
     case JsonKind::kTokenizerJson:
-      return FromHfJson(text, path);
     case JsonKind::kOther:
       break;
   }
-  // Not valid JSON, or JSON of another kind: let the tokenizer.json reader say what is wrong.
-  return FromHfJson(text, path);
+  // A tokenizer.json; or not valid JSON, or JSON of another kind: then the tokenizer.json
+  // reader says what is wrong.
+  TM_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, FromHfJson(text, path));
+  checked = model->type() == ModelType::kBpe;  // ParseBpeModelJson ends with Validate()
+  return model;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path) {
+  return LoadModel(path, BertTextSettings());
+}
+
+absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path,
+                                                 const PreTokenizerConfig& vocab_txt_text) {
+  bool checked;
+  return LoadModelFrom(path, vocab_txt_text, checked);
+}
+
+absl::StatusOr<std::unique_ptr<Encoder>> LoadEncoder(const std::string& path,
+                                                     EncoderOptions options) {
+  bool checked;
+  TM_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
+                      LoadModelFrom(path, BertTextSettings(), checked));
+  if (checked) return Encoder::CreateChecked(std::move(model), options);
+  return Encoder::Create(std::move(model), options);
 }
 
 absl::StatusOr<BpeModel> LoadBpeModel(const std::string& path) {

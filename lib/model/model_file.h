@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "model/bpe/bpe_model.h"
+#include "model/encoder.h"
 #include "model/model.h"
 
 namespace tokenmill {
@@ -31,6 +32,11 @@ absl::StatusOr<ModelFormat> DetectModelFormat(const std::string& path);
 absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path);
 absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path,
                                                  const PreTokenizerConfig& vocab_txt_text);
+// LoadModel(path) and Encoder::Create() in one, the model checked once: the BPE readers
+// (.tiktoken, tokenizer.json) check all that Model::Validate() does as they read (a .tiktoken's
+// merges are true concatenations by construction), so for them the encoder does not again.
+absl::StatusOr<std::unique_ptr<Encoder>> LoadEncoder(const std::string& path,
+                                                     EncoderOptions options = {});
 // BERT's text settings: the bert pre-tokenizer and normalizer, not lowercased.
 PreTokenizerConfig BertTextSettings();
 // The same for a file that must hold a BPE model (an error names the type it holds instead).

@@ -435,17 +435,17 @@ class Tokenizer {
 
   static std::shared_ptr<Tokenizer> FromFile(const py::object& path) {
     const std::string p = PathOf(path);
-    std::unique_ptr<Model> model;
+    std::unique_ptr<Encoder> encoder;
     {
       py::gil_scoped_release release;
-      absl::StatusOr<std::unique_ptr<Model>> loaded = LoadModel(p);
+      absl::StatusOr<std::unique_ptr<Encoder>> loaded = LoadEncoder(p);
       if (!loaded.ok()) {
         py::gil_scoped_acquire gil;
         Raise(loaded.status());
       }
-      model = *std::move(loaded);
+      encoder = *std::move(loaded);
     }
-    return TokenizerOf(std::move(model));
+    return std::make_shared<Tokenizer>(std::move(encoder));
   }
 
   void Save(const py::object& path, const std::optional<std::string>& format) const {
