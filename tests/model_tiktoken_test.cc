@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 #include "common/file_util.h"
 #include "common/strings.h"
 #include "model/base64.h"
@@ -94,6 +97,72 @@ TEST(FromTiktoken, MalformedRanksNameTheLine) {
     ASSERT_FALSE(model.ok()) << c.message;
     EXPECT_THAT(std::string(model.status().message()), HasSubstr(c.message));
   }
+}
+
+// Files of many blocks, the way the reader decodes them in parallel: lines in any order load
+// to their ranks, and of several problems the one reported is the first in the file.
+TEST(FromTiktoken, ALargeFileInAnyLineOrderLoadsAndReportsItsFirstProblem) {
+  // Ranks 0..255 the bytes, then 60,000 tokens "<n>." (distinct, 2 to 6 bytes): 12 blocks of
+  // 64 KB.
+  std::vector<std::string> token_of_rank;
+  for (int b = 0; b < 256; ++b) token_of_rank.push_back(std::string(1, static_cast<char>(b)));
+  for (int n = 0; n < 60000; ++n) token_of_rank.push_back(StrCat(n, "."));
+  std::vector<std::string> lines;
+  for (TokenId rank = 0; rank < token_of_rank.size(); ++rank) {
+    std::string line;
+    AppendBase64(token_of_rank[rank], line);
+    StrAppend(&line, " ", rank, "\n");
+    lines.push_back(std::move(line));
+  }
+  std::mt19937 random(7);
+  std::shuffle(lines.begin(), lines.end(), random);
+  auto join = [](const std::vector<std::string>& v) {
+    std::string text;
+    for (const std::string& line : v) text += line;
+    return text;
+  };
+  ASSERT_GT(join(lines).size(), 12u * 65536);
+  auto model = FromTiktoken(join(lines), "t.tiktoken", R"({"pattern": "\\s+"})", "t.json");
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->tokens, token_of_rank);
+  // Sorted, the same model.
+  std::vector<std::string> sorted(lines.size());
+  for (const std::string& line : lines) {
+    sorted[std::stoul(line.substr(line.find(' ') + 1))] = line;
+  }
+  auto in_order = FromTiktoken(join(sorted), "t.tiktoken", R"({"pattern": "\\s+"})", "t.json");
+  ASSERT_TRUE(in_order.ok()) << in_order.status();
+  EXPECT_TRUE(*in_order == *model);
+
+  // Problems far apart: the first in the file is named, wherever the others are.
+  auto rank_on = [&](size_t index) { return lines[index].substr(lines[index].find(' ') + 1); };
+  std::vector<std::string> bad = lines;
+  bad[50000] = "YW*= 7\n";             // line 50001: bad base64
+  bad[4000] = "YWJj" + rank_on(4000);  // line 4001: no space
+  bad[30000] = "YWJj " + rank_on(100);  // line 30001: line 101's rank again
+  auto error = FromTiktoken(join(bad), "t.tiktoken", R"({"pattern": "\\s+"})", "t.json");
+  ASSERT_FALSE(error.ok());
+  EXPECT_THAT(std::string(error.status().message()),
+              HasSubstr("t.tiktoken:4001: expected '<base64 token> <rank>'"));
+  bad[4000] = lines[4000];
+  error = FromTiktoken(join(bad), "t.tiktoken", R"({"pattern": "\\s+"})", "t.json");
+  ASSERT_FALSE(error.ok());
+  std::string repeated = rank_on(100);
+  repeated.pop_back();  // the newline
+  EXPECT_THAT(std::string(error.status().message()),
+              HasSubstr(StrCat("t.tiktoken:30001: rank ", repeated,
+                               " is already given on line 101")));
+  // A rank given on line 101 and again on line 59001, which another thread may read first:
+  // line 59001 is named, as reading in order names it.
+  bad = lines;
+  bad[100] = "YWJj " + rank_on(59000);
+  error = FromTiktoken(join(bad), "t.tiktoken", R"({"pattern": "\\s+"})", "t.json");
+  ASSERT_FALSE(error.ok());
+  repeated = rank_on(59000);
+  repeated.pop_back();
+  EXPECT_THAT(std::string(error.status().message()),
+              HasSubstr(StrCat("t.tiktoken:59001: rank ", repeated,
+                               " is already given on line 101")));
 }
 
 TEST(FromTiktoken, AMissingByteIsAnError) {
