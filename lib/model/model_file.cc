@@ -123,7 +123,7 @@ absl::StatusOr<std::unique_ptr<Model>> LoadModelFrom(const std::string& path,
         model.pretokenizer = vocab_txt_text;
         return std::unique_ptr<Model>(std::make_unique<WordPieceModel>(std::move(model)));
       }
-      TM_ASSIGN_OR_RETURN(BpeModel model, LoadTiktoken(path));
+      TM_ASSIGN_OR_RETURN(BpeModel model, LoadTiktoken(path, text));
       checked = true;
       return std::unique_ptr<Model>(std::make_unique<BpeModel>(std::move(model)));
     }

@@ -422,6 +422,10 @@ std::string TiktokenRanksPath(const std::string& sidecar_path) {
 
 absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path) {
   TM_ASSIGN_OR_RETURN(std::string ranks, ReadFile(ranks_path));
+  return LoadTiktoken(ranks_path, ranks);
+}
+
+absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path, std::string_view ranks) {
   std::string sidecar_path = TiktokenSidecarPath(ranks_path);
   absl::StatusOr<std::string> sidecar = ReadFile(sidecar_path);
   if (!sidecar.ok()) {

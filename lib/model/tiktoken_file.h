@@ -41,6 +41,8 @@ std::string TiktokenRanksPath(const std::string& sidecar_path);
 
 // File helpers. SaveTiktoken writes both files atomically (the ranks file, then the sidecar).
 absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path);
+// The same with the ranks file's text already read (LoadModel reads a file to tell its format).
+absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path, std::string_view ranks);
 absl::Status SaveTiktoken(const Model& model, const std::string& ranks_path);
 
 }  // namespace tokenmill
