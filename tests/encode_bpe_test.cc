@@ -488,6 +488,35 @@ std::string RandomLines(uint32_t seed) {
   return text;
 }
 
+// ForEachLineOf (newlines found 16 bytes at a time) gives the lines a byte-by-byte split gives:
+// texts of 0 to 99 bytes, newlines anywhere (several in a block, at the blocks' edges, first,
+// last, in a row), with and without a last newline.
+TEST(ForEachLineOf, GivesTheLinesOfAByteByByteSplit) {
+  std::mt19937 rng(3);
+  for (int round = 0; round < 4000; ++round) {
+    std::string text(rng() % 100, 'x');
+    const unsigned one_in = 1 + rng() % 8;
+    for (char& c : text) {
+      if (rng() % one_in == 0) c = '\n';
+    }
+    std::vector<std::pair<std::string, bool>> expected;
+    std::string line;
+    for (char c : text) {
+      line.push_back(c);
+      if (c == '\n') {
+        expected.emplace_back(line, true);
+        line.clear();
+      }
+    }
+    if (!line.empty()) expected.emplace_back(line, false);
+    std::vector<std::pair<std::string, bool>> lines;
+    ForEachLineOf(text, [&](std::string_view l, bool ends_with_newline) {
+      lines.emplace_back(std::string(l), ends_with_newline);
+    });
+    ASSERT_EQ(lines, expected) << text.size() << " bytes, round " << round;
+  }
+}
+
 // EncodeLines (special tokens looked for once, one call of the piece encoder for many lines)
 // gives what EncodeTo gives line by line: the ids, each line's end, and on a refusal the same
 // error after the same lines. For BPE (which overrides PieceEncoder::EncodeLines) with special

@@ -7,9 +7,13 @@
 // stays inside one model's code, free of a virtual call per piece.
 #pragma once
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <string_view>
 #include <vector>
 
@@ -107,18 +111,34 @@ class PieceEncoder {
 };
 
 // Calls on_line(line, ends_with_newline) for each line of `text`, in order: each ends after its
-// '\n', the last may have none. Nothing for an empty text.
+// '\n', the last may have none. Nothing for an empty text. The newlines are found 16 bytes at a
+// time (SSE2), each block's as a bit mask: a call to memchr per line was 3-4% of a poetry
+// encode, whose lines are about 30 bytes.
 template <typename OnLine>
 inline void ForEachLineOf(std::string_view text, OnLine on_line) {
+  const char* const p = text.data();
+  const size_t n = text.size();
   size_t start = 0;
-  while (start < text.size()) {
-    const void* newline = std::memchr(text.data() + start, '\n', text.size() - start);
-    const size_t end = newline == nullptr
-                           ? text.size()
-                           : static_cast<size_t>(static_cast<const char*>(newline) - text.data()) + 1;
-    on_line(text.substr(start, end - start), newline != nullptr);
-    start = end;
+  size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i newline = _mm_set1_epi8('\n');
+  for (; i + 16 <= n; i += 16) {
+    const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    for (unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(block, newline)));
+         mask != 0; mask &= mask - 1) {
+      const size_t end = i + static_cast<size_t>(std::countr_zero(mask)) + 1;
+      on_line(text.substr(start, end - start), true);
+      start = end;
+    }
   }
+#endif
+  for (; i < n; ++i) {
+    if (p[i] == '\n') {
+      on_line(text.substr(start, i + 1 - start), true);
+      start = i + 1;
+    }
+  }
+  if (start < n) on_line(text.substr(start), false);
 }
 
 inline void PieceEncoder::EncodeLines(std::string_view text, const PreTokenizer& pretokenizer,
