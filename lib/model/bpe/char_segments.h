@@ -36,6 +36,10 @@ class CharSegments {
   // `tokens`: every token's bytes (at least every token BPE can produce); `bpe` gives each
   // 3-byte sequence's own encoding.
   void Build(const std::vector<std::string>& tokens, const PieceBpe& bpe);
+  // Build() in two halves: the boundaries from the tokens alone (which may run while the
+  // tables `bpe` reads are still being built), then the characters' BPE.
+  void MarkBoundaries(const std::vector<std::string>& tokens);
+  void EncodeChars(const PieceBpe& bpe);
 
   // Whether `b` starts a 3-byte sequence (e0..ef, then two continuation bytes) within [b, end).
   static bool IsThreeByte(const unsigned char* b, const unsigned char* end) {
@@ -150,6 +154,7 @@ class CharSegments {
   void Mark(unsigned a1, unsigned a2, unsigned b0, unsigned b1);
 
   bool built_ = false;  // false: ids too large to pack; nothing is split
+  bool too_many_ids_ = false;
   std::vector<uint64_t> unsafe_;          // 2^22 bits, by WindowKey
   std::vector<uint64_t> unsafe_summary_;  // 2^16 bits: some window with these (a2, b0, b1)
   std::vector<uint64_t> chars_;  // 2^16 entries, by (c0 & 0x0f, c1 & 0x3f, c2 & 0x3f)
