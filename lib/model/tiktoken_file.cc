@@ -92,6 +92,16 @@ absl::StatusOr<Sidecar> ParseSidecar(std::string_view json, std::string_view sou
   return sidecar;
 }
 
+// The line of `text` at `pos` without its line end ("\n" or "\r\n"); `pos` moves past it.
+std::string_view NextLine(std::string_view text, size_t& pos) {
+  size_t end = text.find('\n', pos);
+  if (end == std::string_view::npos) end = text.size();
+  std::string_view line = text.substr(pos, end - pos);
+  pos = end + 1;
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
 // Ranks run 0..N-1 except where specials sit, so a rank of rank_limit or more must leave a gap
 // (refused before sizing tables by it: a 2-line file must not make us allocate gigabytes).
 // `room`: the tokens' vector's room, for the specials' ids too (o200k_base's sit above its
@@ -126,14 +136,9 @@ absl::Status ParseRankLinesInOrder(
       BoundsOf(static_cast<size_t>(std::count(ranks.begin(), ranks.end(), '\n')), sidecar);
   model.tokens.reserve(room);
   size_t line_number = 0;
-  size_t pos = 0;
-  while (pos < ranks.size()) {
-    size_t end = ranks.find('\n', pos);
-    if (end == std::string_view::npos) end = ranks.size();
-    std::string_view line = ranks.substr(pos, end - pos);
-    pos = end + 1;
+  for (size_t pos = 0; pos < ranks.size();) {
+    const std::string_view line = NextLine(ranks, pos);
     ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
     auto error = [&](std::string_view what) { return LineError(ranks_source, line_number, what); };
     size_t space = line.find(' ');
@@ -208,12 +213,8 @@ absl::Status ParseRankLines(std::string_view ranks, std::string_view ranks_sourc
     size_t line_number = first_line[b] - 1;
     uint64_t end = 0;
     for (size_t pos = 0; pos < text.size() && !failed.load(std::memory_order_relaxed);) {
-      size_t stop = text.find('\n', pos);
-      if (stop == std::string_view::npos) stop = text.size();
-      std::string_view line = text.substr(pos, stop - pos);
-      pos = stop + 1;
+      const std::string_view line = NextLine(text, pos);
       ++line_number;
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       if (line.empty()) continue;
       const size_t space = line.find(' ');
       uint32_t rank;
