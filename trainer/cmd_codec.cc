@@ -319,6 +319,13 @@ int RunEncode(int argc, char** argv) {
     PrintError("encode", "binary ids would go to the terminal: give --output FILE");
     return kExitUsage;
   }
+  // --threads bounds the whole command: loading the vocabulary too (a .tiktoken's ranks, merges
+  // and tables are built in parallel), not only the encoding.
+  std::optional<tbb::global_control> command_threads;
+  if (options.threads > 0) {
+    command_threads.emplace(tbb::global_control::max_allowed_parallelism,
+                            static_cast<size_t>(options.threads));
+  }
   EncoderOptions encoder_options;
   encoder_options.unknown_bytes = options.unknown_bytes;
   encoder_options.unigram_alpha = options.alpha;
