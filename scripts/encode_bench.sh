@@ -2,10 +2,13 @@
 # Corpus encoding benchmarks (issue 24), every tool in the same run, alternating, on a quiet
 # machine. For each corpus and each of OpenAI's vocabularies (cl100k_base, o200k_base):
 #  - `tokenmill encode --output-format u32 --output F` with --threads 2 and --threads 1: wall time
-#    of the whole process (start to file closed and renamed; /usr/bin/time), median of RUNS;
-#    each writes a new file (the last run's output deleted before the clock starts), as a
-#    corpus's first encode does; and with 2 threads replacing the last run's output (of the
-#    same size), which costs more: the kernel frees the old file's pages inside the rename;
+#    of the whole process (start to file closed and renamed; a nanosecond clock around the
+#    command), median of RUNS; each writes a new file (the last run's output deleted before the
+#    clock starts), as a corpus's first encode does; and with 2 threads replacing the last
+#    run's output (of the same size), which costs more: the kernel frees the old file's pages
+#    inside the rename. A `sync` before each timed run: the kernel's writeback of the files
+#    earlier runs wrote (hundreds of MB, due 30 s after they were written) is not charged to a
+#    later run;
 #  - the in-process encoder on the same lines, 2 threads, no I/O: tokenmill_bench's
 #    BM_EncodeBatchCold (Encoder::EncodeBatch over the corpus's lines held in memory, a new
 #    Encoder each repetition, so its piece caches start cold as a process's do; no start-up)
@@ -31,13 +34,14 @@ while (($# > 0)); do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
     --peer-runs) peer_runs=$2; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     -*) echo "encode_bench.sh: unknown flag $1" >&2; exit 2 ;;
     *) corpora+=("$1"); shift ;;
   esac
 done
 ((${#corpora[@]} > 0)) || corpora=(linux_docs linux_c_100m poetry)
 vocab="$root/build/test_vocab/vocab"
+"$root/scripts/install_peers.sh"  # npm tiktoken and tokenizers into scripts/.peers, once
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 py=/usr/bin/python3
@@ -50,6 +54,7 @@ echo "| corpus | vocabulary | encode u32, 2 threads | 1 thread | 2 ÷ 1 threads 
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for corpus in "${corpora[@]}"; do
   zstd -qdc "$root/../shared/corpora/$corpus.txt.zst" > "$work/all.txt"
+  sync  # the decompressed corpus written back before any clock starts
   bytes=$(stat -c %s "$work/all.txt")
   ci=$(corpus_index "$corpus")
   for e in 0 1; do
@@ -64,17 +69,20 @@ for corpus in "${corpora[@]}"; do
           t2|t1|r2)
             # r2: replaces the output the run before it wrote
             [[ $job == r2 ]] || rm -f "$work/out.u32"
-            /usr/bin/time -f "%e" -o "$work/time.out" "$tm" encode --tokenizer "$vocab/$enc.tiktoken" \
+            sync  # the runs before: their output's writeback is theirs, not this run's
+            start=$(date +%s%N)
+            "$tm" encode --tokenizer "$vocab/$enc.tiktoken" \
               --output-format u32 --output "$work/out.u32" --threads "${job:1}" --progress none "$work/all.txt"
-            cat "$work/time.out" >> "$work/t_$job" ;;
-          tt) node "$root/scripts/peer_encode_batch.cjs" tiktoken "$enc" "$work/all.txt" 1 |
+            echo "scale=4; ($(date +%s%N) - $start) / 1000000000" | bc >> "$work/t_$job" ;;
+          tt) sync; node "$root/scripts/peer_encode_batch.cjs" tiktoken "$enc" "$work/all.txt" 1 |
                 $py -c "import json,sys; print(json.loads(sys.stdin.readline())['seconds'])" >> "$work/t_tt" ;;
-          hf) node "$root/scripts/peer_encode_batch.cjs" hf "$work/$enc.json" "$work/all.txt" 1 |
+          hf) sync; node "$root/scripts/peer_encode_batch.cjs" hf "$work/$enc.json" "$work/all.txt" 1 |
                 $py -c "import json,sys; print(json.loads(sys.stdin.readline())['seconds'])" >> "$work/t_hf" ;;
         esac
       done
     done
     in_process() {  # BENCHMARK_NAME [THREADS]: its median MB/s over RUNS repetitions
+      sync
       "$bench" --benchmark_filter="$1/$ci/$e/${2:-2}/real_time\$" --benchmark_repetitions="$runs" \
         --benchmark_format=json 2> /dev/null > "$work/bench.json"
       $py -c "
