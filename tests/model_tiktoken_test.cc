@@ -99,6 +99,25 @@ TEST(FromTiktoken, MalformedRanksNameTheLine) {
   }
 }
 
+// A special token at a low id moves the ranks after it up by one: with no newline after the
+// last line, the last rank then equals the file's line count. The parallel reading sized its
+// tokens by the lines (and the specials' ids) alone and wrote that last rank past the end
+// (found by the tiktoken fuzzer under AddressSanitizer).
+TEST(FromTiktoken, ASpecialAtALowIdAndNoFinalNewlineLoadTheLastRank) {
+  std::string ranks;
+  for (int b = 0; b < 256; ++b) {
+    AppendBase64(std::string(1, static_cast<char>(b)), ranks);
+    StrAppend(&ranks, " ", b + 1, b < 255 ? "\n" : "");
+  }
+  constexpr std::string_view kLowSpecial =
+      R"({"name": "t", "pattern": "\\s+", "special_tokens": {"<|s|>": 0}})";
+  auto model = FromTiktoken(ranks, "t.tiktoken", kLowSpecial, "t.json");
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_EQ(model->tokens.size(), 257u);
+  EXPECT_EQ(model->tokens[1], std::string(1, '\0'));
+  EXPECT_EQ(model->tokens[256], std::string(1, '\xff'));
+}
+
 // Files of many blocks, the way the reader decodes them in parallel: lines in any order load
 // to their ranks, and of several problems the one reported is the first in the file.
 TEST(FromTiktoken, ALargeFileInAnyLineOrderLoadsAndReportsItsFirstProblem) {

@@ -204,7 +204,9 @@ absl::Status ParseRankLines(std::string_view ranks, std::string_view ranks_sourc
   for (size_t b = 0; b < blocks; ++b) first_line[b + 1] += first_line[b];
   const RankBounds bounds = BoundsOf(first_line[blocks] - 1, sidecar);
   model.tokens.clear();
-  model.tokens.resize(bounds.room);
+  // Room for every rank the checks below let through (a rank below rank_limit may lie past
+  // `room`, which counts the lines and the specials' ids only), as the in-order reading grows.
+  model.tokens.resize(std::max<size_t>(bounds.room, bounds.rank_limit));
   std::vector<uint32_t> claimed(bounds.rank_limit, 0);  // the line of each rank, 0: none yet
   std::atomic<bool> failed = false;
   std::atomic<uint64_t> ranks_end = 0;  // one past the largest rank
