@@ -104,9 +104,10 @@ std::string_view NextLine(std::string_view text, size_t& pos) {
 
 // Ranks run 0..N-1 except where specials sit, so a rank of rank_limit or more must leave a gap
 // (refused before sizing tables by it: a 2-line file must not make us allocate gigabytes).
-// `room`: the tokens' vector's room, for the specials' ids too (o200k_base's sit above its
-// ranks: growing the vector for them later moved all 200,000 strings, 7 ms); ids past
-// FromTiktoken's bound are refused there.
+// `room`: the tokens' vector's room: every rank below rank_limit (with a special at a low id
+// and no newline after the last line, the last rank equals the line count), and the specials'
+// ids too (o200k_base's sit above its ranks: growing the vector for them later moved all
+// 200,000 strings, 7 ms); ids past FromTiktoken's bound are refused there.
 struct RankBounds {
   size_t max_lines;
   uint64_t rank_limit;
@@ -117,7 +118,7 @@ RankBounds BoundsOf(size_t newlines, const Sidecar& sidecar) {
   RankBounds b;
   b.max_lines = newlines + 1;
   b.rank_limit = uint64_t{b.max_lines} + sidecar.specials.size();
-  b.room = b.max_lines;
+  b.room = b.rank_limit;
   for (const SpecialToken& s : sidecar.specials) {
     if (s.id < 2 * b.rank_limit + 1024) b.room = std::max(b.room, size_t{s.id} + 1);
   }
@@ -204,9 +205,7 @@ absl::Status ParseRankLines(std::string_view ranks, std::string_view ranks_sourc
   for (size_t b = 0; b < blocks; ++b) first_line[b + 1] += first_line[b];
   const RankBounds bounds = BoundsOf(first_line[blocks] - 1, sidecar);
   model.tokens.clear();
-  // Room for every rank the checks below let through (a rank below rank_limit may lie past
-  // `room`, which counts the lines and the specials' ids only), as the in-order reading grows.
-  model.tokens.resize(std::max<size_t>(bounds.room, bounds.rank_limit));
+  model.tokens.resize(bounds.room);
   std::vector<uint32_t> claimed(bounds.rank_limit, 0);  // the line of each rank, 0: none yet
   std::atomic<bool> failed = false;
   std::atomic<uint64_t> ranks_end = 0;  // one past the largest rank
