@@ -10,9 +10,10 @@
 //   - how a step's time grows with its work: seconds = C2 * work^beta (beta < 1: a merge of
 //     few words has fixed costs; one of many runs in parallel);
 // and sums the time they give over the steps left. Until enough steps were seen (or when a
-// fit is degenerate) it falls back to the plain rate. On recorded runs
-// (tests/large/train_eta_test.cc) it is within 2x of the time left from merge 3000 on, and
-// 3.0x-3.8x at merge 1000 on poetry, where the plain rate was 15x.
+// fit is degenerate) it falls back to the plain rate. On a recorded poetry run
+// (tests/large/train_eta_test.cc) it is within 0.56x-1.16x of the time left from merge 3000
+// on, and 5.8x at merge 1000, where the plain rate was 20x; live runs vary with the machine's
+// noise (0.86x-1.92x at merge 10000 in three quiet runs, 2.7x once in CI).
 #pragma once
 
 #include <cstddef>
