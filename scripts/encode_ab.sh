@@ -20,6 +20,7 @@ for corpus in "$@"; do
       for which in old new; do
         bin=$([[ $which == old ]] && echo "$old" || echo "$new")
         rm -f "$dir/out.u32"
+        sync  # the last run's output written back now, not inside this run's clock
         start=$(date +%s%N)
         "$bin" encode --tokenizer "$vocab/$enc.tiktoken" --output-format u32 --output "$dir/out.u32" \
           --threads "$threads" --progress none "$dir/$corpus.txt"

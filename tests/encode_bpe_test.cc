@@ -53,6 +53,7 @@ BpeModel TrainedModel() {
 // The textbook definition: recompute every pair each round, merge the leftmost lowest one.
 std::vector<TokenId> NaiveBpe(const BpeModel& model, std::string_view piece) {
   StringMap<TokenId> index = model.TokenIndex();
+  const std::vector<Merge> merges = MergeList(model);
   std::vector<TokenId> parts;
   for (char c : piece) parts.push_back(index.at(std::string(1, c)));
   while (parts.size() > 1) {
@@ -60,8 +61,8 @@ std::vector<TokenId> NaiveBpe(const BpeModel& model, std::string_view piece) {
     size_t at = 0;
     TokenId result = 0;
     for (size_t i = 0; i + 1 < parts.size(); ++i) {
-      for (uint32_t rank = 0; rank < model.merges.size(); ++rank) {
-        const Merge& m = model.merges[rank];
+      for (uint32_t rank = 0; rank < merges.size(); ++rank) {
+        const Merge& m = merges[rank];
         if (m.left != parts[i] || m.right != parts[i + 1]) continue;
         uint32_t priority = model.priority == MergePriority::kTokenRank ? m.result : rank;
         if (priority < best) {
@@ -108,11 +109,13 @@ TEST(PieceBpe, ScanAndHeapEqualTheTextbookDefinition) {
   }
 }
 
-// Builds PieceBpe over a model's merges the way the Encoder does, with a given long-piece limit.
+// Builds PieceBpe over a model's merges the way the Encoder does for a merge list (the merges
+// a .tiktoken file implies listed), with a given long-piece limit.
 struct BpeFixture {
   explicit BpeFixture(const BpeModel& model) {
-    for (uint32_t rank = 0; rank < model.merges.size(); ++rank) {
-      const Merge& m = model.merges[rank];
+    const std::vector<Merge> merges = MergeList(model);
+    for (uint32_t rank = 0; rank < merges.size(); ++rank) {
+      const Merge& m = merges[rank];
       uint32_t priority = model.priority == MergePriority::kTokenRank ? m.result : rank;
       entries.push_back({MakePairKey(m.left, m.right), {priority, m.result}});
     }
@@ -164,6 +167,109 @@ TEST(PieceBpe, BytePairMergesAnswerAsThePairTable) {
       EXPECT_EQ(traced, traced_expected);
       EXPECT_EQ(steps.size(), steps_expected.size());
     }
+  }
+}
+
+// A .tiktoken vocabulary's merges are implied by its ranks (rank_merges_implied): its PieceBpe
+// finds pairs by their bytes (RankPairs) and must give what a PairTable of the derived merge
+// list gives, in every form (scan, heap, trace, from parts), and its Encoder the ids of the
+// same model with the list written out.
+TEST(PieceBpe, PairsFoundByTheirBytesAnswerAsTheDerivedMergeList) {
+  const std::string text = SampleText(200000);
+  for (const char* name : {"gpt2", "cl100k_base", "o200k_base"}) {
+    SCOPED_TRACE(name);
+    const BpeModel implied = testing::LoadBpeModelOrFail(testing::TestVocabDir() + name + ".tiktoken");
+    ASSERT_TRUE(implied.rank_merges_implied);
+    BpeModel listed = implied;
+    listed.merges = MergeList(implied);
+    listed.rank_merges_implied = false;
+    ASSERT_GT(listed.merges.size(), implied.tokens.size());
+    ASSERT_TRUE(listed.Validate().ok());
+    BpeFixture fixture(listed);
+    TokenTable table;
+    table.Build(implied.tokens, SpecialIds(implied));
+    const RankPairs ranks(&table, &implied.tokens);
+    // RankBytePairs answers every pair of bytes as RankPairs does.
+    const std::vector<PairMerge> byte_pairs = RankBytePairs(implied.tokens, SpecialIds(implied));
+    ASSERT_EQ(byte_pairs.size(), 65536u);
+    size_t two_byte = 0;
+    for (int a = 0; a < 256; ++a) {
+      for (int b = 0; b < 256; ++b) {
+        const char bytes[2] = {static_cast<char>(a), static_cast<char>(b)};
+        const PairMerge want = ranks.Find(bytes, 2), got = byte_pairs[a << 8 | b];
+        ASSERT_EQ(got.priority, want.priority) << a << " " << b;
+        ASSERT_EQ(got.result, want.result) << a << " " << b;
+        two_byte += want.priority != PairTable::kNone;
+      }
+    }
+    EXPECT_GT(two_byte, 1000u);
+    for (size_t long_piece : {size_t{8}, PieceBpe::kDefaultLongPiece}) {
+      const PieceBpe by_ids(&fixture.pairs, fixture.byte_token, long_piece);
+      const PieceBpe by_bytes(&ranks, fixture.byte_token, long_piece,
+                              long_piece == 8 ? nullptr : byte_pairs.data());
+      std::vector<std::string> pieces = RandomPieces(text, 400, 40, 13);
+      std::mt19937 rng(17);
+      for (int i = 0; i < 20; ++i) {
+        const size_t len = 2 + rng() % 2000;
+        std::string piece = text.substr(rng() % (text.size() - len), len);
+        if (i % 2 == 0) piece = std::string(len, "a= "[i % 3]) + piece;  // long runs of one byte
+        pieces.push_back(piece);
+      }
+      for (const char* special_bytes : {"<|endoftext|>", "<|endoftext|><|endoftext|>"}) {
+        pieces.push_back(special_bytes);  // no merge may form a special token
+      }
+      for (const std::string& piece : pieces) {
+        std::vector<TokenId> expected, got;
+        by_ids.Encode(piece, expected);
+        by_bytes.Encode(piece, got);
+        ASSERT_EQ(got, expected) << piece;
+        got.clear();
+        by_bytes.EncodeByHeap(piece, got);
+        ASSERT_EQ(got, expected) << piece;
+        if (piece.size() > 300) continue;
+        std::vector<TokenId> traced_expected, traced;
+        const std::vector<MergeStep> steps_expected = by_ids.Trace(piece, traced_expected);
+        const std::vector<MergeStep> steps = by_bytes.Trace(piece, traced);
+        ASSERT_EQ(traced, expected);
+        ASSERT_EQ(steps.size(), steps_expected.size());
+        for (size_t k = 0; k < steps.size(); ++k) {
+          EXPECT_EQ(steps[k].part, steps_expected[k].part);
+          EXPECT_EQ(steps[k].left, steps_expected[k].left);
+          EXPECT_EQ(steps[k].right, steps_expected[k].right);
+          EXPECT_EQ(steps[k].result, steps_expected[k].result);
+          EXPECT_EQ(steps[k].priority, steps_expected[k].priority);
+        }
+        // From parts: each byte's token, then the halves' own encodings.
+        std::vector<TokenId> parts_a, parts_b;
+        for (unsigned char c : piece) parts_a.push_back(fixture.byte_token[c]);
+        parts_b = parts_a;
+        parts_a.resize(by_ids.MergeIds(parts_a.data(), parts_a.size()));
+        parts_b.resize(by_bytes.MergeIds(parts_b.data(), parts_b.size()));
+        ASSERT_EQ(parts_b, expected) << piece;
+        ASSERT_EQ(parts_a, expected) << piece;
+        const size_t cut = piece.size() / 2;
+        std::vector<TokenId> halves;
+        by_ids.Encode(piece.substr(0, cut + 1), halves);
+        if (cut + 1 < piece.size()) by_ids.Encode(piece.substr(cut + 1), halves);
+        std::vector<TokenId> merged = halves, merged_b = halves, traced_parts, traced_parts_b;
+        merged.resize(by_ids.MergeParts(merged.data(), merged.size()));
+        merged_b.resize(by_bytes.MergeParts(merged_b.data(), merged_b.size()));
+        ASSERT_EQ(merged_b, merged) << piece;
+        const std::vector<MergeStep> parts_steps = by_ids.TraceParts(halves, traced_parts);
+        const std::vector<MergeStep> parts_steps_b = by_bytes.TraceParts(halves, traced_parts_b);
+        ASSERT_EQ(traced_parts, merged) << piece;
+        ASSERT_EQ(traced_parts_b, merged) << piece;
+        ASSERT_EQ(parts_steps_b.size(), parts_steps.size());
+      }
+    }
+    // Whole encoders: pieces, cache, whole tokens and CharSegments over both.
+    auto a = Encoder::Create(implied);
+    auto b = Encoder::Create(listed);
+    ASSERT_TRUE(a.ok() && b.ok());
+    auto ids_a = (*a)->Encode(text);
+    auto ids_b = (*b)->Encode(text);
+    ASSERT_TRUE(ids_a.ok() && ids_b.ok());
+    EXPECT_EQ(*ids_a, *ids_b);
   }
 }
 

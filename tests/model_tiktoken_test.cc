@@ -68,9 +68,11 @@ TEST(FromTiktoken, ReadsRanksSpecialsAndPatternAndDerivesMerges) {
   EXPECT_EQ(model->pretokenizer.preset, "gpt2");
   EXPECT_EQ(model->priority, MergePriority::kTokenRank);
   EXPECT_TRUE(model->ignore_merges);
-  // Every split of every token into two tokens, in rank order.
+  // Implied: every split of every token into two tokens, in rank order.
+  EXPECT_TRUE(model->rank_merges_implied);
+  EXPECT_TRUE(model->merges.empty());
   std::vector<Merge> expected = {{'a', 'b', 256}, {'a', 258, 257}, {256, 'c', 257}, {'b', 'c', 258}};
-  EXPECT_EQ(model->merges, expected);
+  EXPECT_EQ(MergeList(*model), expected);
 }
 
 struct BadRanks {

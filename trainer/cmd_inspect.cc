@@ -187,7 +187,10 @@ int PrintTokenizer(const std::string& path, const InspectCommandOptions& options
               "\n");
   }
   if (const BpeModel* bpe = AsBpe(*model)) {
-    StrAppend(&out, "merges:        ", bpe->merges.size(), ", applied by ",
+    StrAppend(&out, "merges:        ",
+              bpe->rank_merges_implied ? StrCat(MergeList(*bpe).size(), " implied by the ranks")
+                                       : StrCat(bpe->merges.size()),
+              ", applied by ",
               bpe->priority == MergePriority::kTokenRank ? "token rank (tiktoken)"
                                                           : "merge index (Hugging Face)",
               "\n");

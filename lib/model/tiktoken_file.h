@@ -7,7 +7,8 @@
 //   {"name": "...", "pattern": "<regex>", "special_tokens": {"<|endoftext|>": 100257, ...},
 //    "n_ranks": 100256, "explicit_n_vocab": null}
 // Reading gives a model with MergePriority::kTokenRank, ignore_merges (tiktoken's whole-piece
-// rule) and the merges DeriveRankMerges() implies, so it encodes exactly as tiktoken does.
+// rule) and rank_merges_implied (the merges DeriveRankMerges() lists, left unlisted), so it
+// encodes exactly as tiktoken does.
 // Ranks need not be in byte order (OpenAI's are not), and ids may have gaps between the ranks
 // and the specials (cl100k_base does), but the ranks themselves run 0..N-1 except where a
 // special token sits. Errors name the file and line (ranks) or field (sidecar).

@@ -7,8 +7,9 @@
 // pieces of 3-byte characters (Chinese...) are split where no token can straddle
 // (CharSegments), single characters costing a table lookup; whole-token pieces cost one hash
 // lookup; other pieces and segments go through a per-thread cache of recently seen pieces, then
-// BPE (scan for short pieces, heap for long ones: no quadratic blow-up). Thread-safe (each
-// thread gets its own piece cache).
+// BPE (scan for short pieces, heap for long ones: no quadratic blow-up), its pairs found in a
+// PairTable of the merges or, for merges implied by the ranks (a .tiktoken file), by their bytes
+// in the token table (RankPairs). Thread-safe (each thread gets its own piece cache).
 #pragma once
 
 #include <memory>
@@ -64,7 +65,9 @@ class BpeEncoder : public PieceEncoder {
   const bool ignore_merges_;  // model_.ignore_merges, read per piece
   EncoderOptions options_;
   TokenTable token_table_;
-  PairTable pair_table_;
+  PairTable pair_table_;  // empty with rank_merges_implied, which uses these two instead
+  RankPairs rank_pairs_;
+  std::vector<PairMerge> rank_byte_pairs_;  // RankBytePairs: the first lookups of a piece
   TokenId byte_token_[256];
   PieceBpe bpe_;
   CharSegments segments_;

@@ -64,7 +64,11 @@ void AppendBpeModelJson(const BpeModel& model, std::vector<std::string>& pieces)
   StrAppend(&head, "    \"ignore_merges\": ", model.ignore_merges ? "true" : "false", ",\n");
   head += "    \"vocab\": {";
 
-  const size_t tokens = model.tokens.size(), merges = model.merges.size();
+  // Merges implied by the ranks are listed: tokenizer.json has no such rule.
+  std::vector<Merge> implied;
+  if (model.rank_merges_implied) implied = MergeList(model);
+  const std::vector<Merge>& merge_list = model.rank_merges_implied ? implied : model.merges;
+  const size_t tokens = model.tokens.size(), merges = merge_list.size();
   const std::vector<std::string> json = TokenJson(model);
   // The first token listed (ids may have gaps: its entry has no comma before it).
   size_t first = 0;
@@ -90,7 +94,7 @@ void AppendBpeModelJson(const BpeModel& model, std::vector<std::string>& pieces)
     c -= vocab_chunks;
     const size_t end = std::min(merges, (c + 1) * kChunk);
     for (size_t i = c * kChunk; i < end; ++i) {
-      const Merge& m = model.merges[i];
+      const Merge& m = merge_list[i];
       out += i == 0 ? "\n      [" : ",\n      [";
       out += json[m.left];
       out += ", ";

@@ -6,6 +6,7 @@
 #include "model/bpe/bpe_encoder.h"
 #include "model/bpe/char_bpe_encoder.h"
 #include "model/bpe/lookup_tables.h"
+#include "model/bpe/rank_merges.h"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_invoke.h>
@@ -20,7 +21,15 @@ bool BpeModel::operator==(const BpeModel& other) const {
          pretokenizer == other.pretokenizer && unit_kind == other.unit_kind &&
          byte_fallback == other.byte_fallback && unknown == other.unknown &&
          subword_prefix == other.subword_prefix && word_suffix == other.word_suffix &&
-         ignore_merges == other.ignore_merges && priority == other.priority;
+         ignore_merges == other.ignore_merges && priority == other.priority &&
+         rank_merges_implied == other.rank_merges_implied;
+}
+
+std::vector<Merge> MergeList(const BpeModel& model) {
+  if (!model.rank_merges_implied) return model.merges;
+  TokenTable index;
+  index.Build(model.tokens, SpecialIds(model));
+  return DeriveRankMerges(model, index);
 }
 
 absl::StatusOr<std::unique_ptr<PieceEncoder>> BpeModel::MakePieceEncoder(
@@ -39,6 +48,10 @@ const BpeModel* AsBpe(const Model& model) {
 }
 
 absl::StatusOr<std::vector<uint8_t>> BpeModel::CheckTokens(bool check_duplicates) const {
+  if (rank_merges_implied && (priority != MergePriority::kTokenRank || !merges.empty())) {
+    return absl::InvalidArgumentError(
+        "merges implied by the token ranks need the token-rank priority and no merge list");
+  }
   TM_ASSIGN_OR_RETURN(const absl::flat_hash_set<TokenId> special_ids,
                       CheckSpecialTokens(tokens, specials));
   absl::flat_hash_map<TokenId, bool> fallback_ids;

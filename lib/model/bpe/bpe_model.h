@@ -19,6 +19,10 @@
 //  - `priority` says how BPE picks the next pair to merge: by merge index (Hugging Face) or by
 //    the rank (id) of the token the pair forms (tiktoken). Both merge the lowest-priority
 //    adjacent pair first, the leftmost among equals.
+//  - `rank_merges_implied` (kTokenRank only): `merges` is left empty and stands for every split
+//    of each regular token into two regular tokens (DeriveRankMerges(), rank_merges.h): what a
+//    .tiktoken file means. Encoders then look a pair up by its bytes (tiktoken's own rule);
+//    whoever needs the list itself (a tokenizer.json writer) takes MergeList().
 #pragma once
 
 #include <cstdint>
@@ -65,6 +69,7 @@ struct BpeModel final : Model {
   // piece goes through the merges (Hugging Face's default).
   bool ignore_merges = false;
   MergePriority priority = MergePriority::kMergeIndex;
+  bool rank_merges_implied = false;
 
   bool operator==(const BpeModel& other) const;
 
@@ -98,6 +103,10 @@ struct BpeModel final : Model {
   // merges[rank] joins two regular tokens into the regular token of their bytes.
   absl::Status CheckMerge(size_t rank, const std::vector<uint8_t>& regular) const;
 };
+
+// The model's merges: `model.merges`, or with rank_merges_implied the merges its ranks imply
+// (derived on each call: o200k_base's 446,189 take tens of milliseconds).
+std::vector<Merge> MergeList(const BpeModel& model);
 
 // The model as a BpeModel, or null when it is another type.
 const BpeModel* AsBpe(const Model& model);

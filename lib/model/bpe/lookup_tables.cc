@@ -86,6 +86,7 @@ void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector
   mask_ = size - 1;
   long_keys_.clear();
   distinct_ = true;
+  longest_ = 0;
   // Random slots: the slot of the token kAhead ids on is fetched while this one is placed.
   constexpr size_t kAhead = 16;
   for (size_t id = 0; id < tokens.size(); ++id) {
@@ -100,6 +101,7 @@ void TokenTable::Insert(std::string_view bytes, TokenId id) {
   Slot slot_value;
   slot_value.size = static_cast<uint32_t>(bytes.size());
   slot_value.id = id;
+  longest_ = std::max(longest_, bytes.size());
   if (bytes.size() <= kMaxPackedKey) {
     slot_value.key = PackKey(bytes.data(), bytes.size());
   } else {
@@ -130,5 +132,8 @@ TokenId TokenTable::FindLong(std::string_view bytes) const {
     }
   }
 }
+
+RankPairs::RankPairs(const TokenTable* table, const std::vector<std::string>* tokens)
+    : table_(table), tokens_(tokens), longest_(table->longest()) {}
 
 }  // namespace tokenmill

@@ -2,15 +2,47 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 namespace tokenmill {
 namespace {
 
+// How the scan and the heap find the merge of two adjacent parts. Find(ids, i): of the scan's
+// parts i and i + 1 (ids[] holds the parts in order); Remove(part, n): the scan's part `part` of
+// n was merged into the one before it; FindParts(id, left, right, end): of the heap's parts that
+// start at `left` and `right`, the part after them starting at `end` (n: none).
+//
+// ByIds: by the two ids, in a PairTable.
+struct ByIds {
+  const PairTable* pairs;
+  PairMerge Find(const TokenId* ids, size_t i) const { return pairs->Find(ids[i], ids[i + 1]); }
+  void Remove(size_t, size_t) const {}
+  PairMerge FindParts(const TokenId* id, uint32_t left, uint32_t right, uint32_t) const {
+    return pairs->Find(id[left], id[right]);
+  }
+};
+
+// ByBytes: by the bytes the two parts cover together, in a RankPairs. Part i starts at
+// bytes[starts[i]]; `starts` has one more entry, where the last part ends.
+struct ByBytes {
+  const RankPairs* ranks;
+  const char* bytes;
+  uint32_t* starts;
+  PairMerge Find(const TokenId*, size_t i) const {
+    return ranks->Find(bytes + starts[i], starts[i + 2] - starts[i]);
+  }
+  void Remove(size_t part, size_t n) const {
+    std::memmove(starts + part, starts + part + 1, (n - part) * sizeof(uint32_t));
+  }
+  PairMerge FindParts(const TokenId*, uint32_t left, uint32_t, uint32_t end) const {
+    return ranks->Find(bytes + starts[left], starts[end] - starts[left]);
+  }
+};
+
 // The scan once merges[i] holds the merge of (ids[i], ids[i + 1]) for every i; returns the
 // number of parts left in ids[0..].
-template <typename OnMerge>
-size_t ScanLoop(const PairTable& pairs, TokenId* ids, size_t n, PairMerge* merges,
-                OnMerge on_merge) {
+template <typename Finder, typename OnMerge>
+size_t ScanLoop(Finder find, TokenId* ids, size_t n, PairMerge* merges, OnMerge on_merge) {
   while (n > 1) {
     uint32_t best = PairTable::kNone;
     size_t at = 0;
@@ -25,69 +57,107 @@ size_t ScanLoop(const PairTable& pairs, TokenId* ids, size_t n, PairMerge* merge
     ids[at] = merges[at].result;
     std::memmove(ids + at + 1, ids + at + 2, (n - at - 2) * sizeof(TokenId));
     std::memmove(merges + at, merges + at + 1, (n - at - 2) * sizeof(PairMerge));
+    find.Remove(at + 1, n);
     --n;
-    if (at > 0) merges[at - 1] = pairs.Find(ids[at - 1], ids[at]);
-    if (at + 1 < n) merges[at] = pairs.Find(ids[at], ids[at + 1]);
+    if (at > 0) merges[at - 1] = find.Find(ids, at - 1);
+    if (at + 1 < n) merges[at] = find.Find(ids, at);
   }
   return n;
 }
 
 // The scan from the parts ids[0..n), shared by EncodeByScan, Trace and MergeParts. `merges`
 // has room for n entries; returns the number of parts left in ids[0..].
-template <typename OnMerge>
-size_t ScanMergeParts(const PairTable& pairs, TokenId* ids, size_t n, PairMerge* merges,
-                      OnMerge on_merge) {
-  for (size_t i = 0; i + 1 < n; ++i) merges[i] = pairs.Find(ids[i], ids[i + 1]);
-  return ScanLoop(pairs, ids, n, merges, on_merge);
+template <typename Finder, typename OnMerge>
+size_t ScanMergeParts(Finder find, TokenId* ids, size_t n, PairMerge* merges, OnMerge on_merge) {
+  for (size_t i = 0; i + 1 < n; ++i) merges[i] = find.Find(ids, i);
+  return ScanLoop(find, ids, n, merges, on_merge);
 }
 
-// The scan from the piece's bytes. `ids` and `merges` have room for piece.size() entries.
+// The tables a PieceBpe reads.
+struct Tables {
+  const PairTable* pairs;
+  const RankPairs* ranks;
+  const TokenId* byte_token;
+  const PairMerge* byte_pairs;
+};
+
+// The scan from the piece's bytes. `ids` and `merges` have room for piece.size() entries,
+// `starts` (used with ranks) for one more.
 template <typename OnMerge>
-size_t ScanMerge(std::string_view piece, const PairTable& pairs, const TokenId* byte_token,
-                 const PairMerge* byte_pairs, TokenId* ids, PairMerge* merges,
-                 OnMerge on_merge) {
+size_t ScanMerge(std::string_view piece, const Tables& t, TokenId* ids, PairMerge* merges,
+                 uint32_t* starts, OnMerge on_merge) {
   const unsigned char* bytes = reinterpret_cast<const unsigned char*>(piece.data());
   const size_t n = piece.size();
-  for (size_t i = 0; i < n; ++i) ids[i] = byte_token[bytes[i]];
-  if (byte_pairs == nullptr) return ScanMergeParts(pairs, ids, n, merges, on_merge);
-  for (size_t i = 0; i + 1 < n; ++i) merges[i] = byte_pairs[bytes[i] << 8 | bytes[i + 1]];
-  return ScanLoop(pairs, ids, n, merges, on_merge);
+  for (size_t i = 0; i < n; ++i) ids[i] = t.byte_token[bytes[i]];
+  if (t.ranks != nullptr) {
+    for (size_t i = 0; i <= n; ++i) starts[i] = static_cast<uint32_t>(i);
+    const ByBytes find{t.ranks, piece.data(), starts};
+    if (t.byte_pairs == nullptr) return ScanMergeParts(find, ids, n, merges, on_merge);
+    for (size_t i = 0; i + 1 < n; ++i) merges[i] = t.byte_pairs[bytes[i] << 8 | bytes[i + 1]];
+    return ScanLoop(find, ids, n, merges, on_merge);
+  }
+  if (t.byte_pairs == nullptr) return ScanMergeParts(ByIds{t.pairs}, ids, n, merges, on_merge);
+  for (size_t i = 0; i + 1 < n; ++i) merges[i] = t.byte_pairs[bytes[i] << 8 | bytes[i + 1]];
+  return ScanLoop(ByIds{t.pairs}, ids, n, merges, on_merge);
+}
+
+// The bytes of the parts ids[0..n) into `bytes`, where each starts into starts[0..n] (the last:
+// the end).
+void PartBytes(const RankPairs& ranks, const TokenId* ids, size_t n, std::string& bytes,
+               std::vector<uint32_t>& starts) {
+  starts.resize(n + 1);
+  for (size_t i = 0; i < n; ++i) {
+    starts[i] = static_cast<uint32_t>(bytes.size());
+    bytes += ranks.bytes(ids[i]);
+  }
+  starts[n] = static_cast<uint32_t>(bytes.size());
 }
 
 }  // namespace
 
 void PieceBpe::EncodeByScan(std::string_view piece, std::vector<TokenId>& out) const {
   constexpr size_t kStack = 256;
+  const Tables tables{pairs_, ranks_, byte_token_, byte_pairs_};
   if (piece.size() <= kStack) {
     TokenId ids[kStack];
     PairMerge merges[kStack];
-    size_t n = ScanMerge(piece, *pairs_, byte_token_, byte_pairs_, ids, merges,
-                         [](const MergeStep&) {});
+    uint32_t starts[kStack + 1];
+    size_t n = ScanMerge(piece, tables, ids, merges, starts, [](const MergeStep&) {});
     out.insert(out.end(), ids, ids + n);
     return;
   }
   std::vector<TokenId> ids(piece.size());
   std::vector<PairMerge> merges(piece.size());
-  size_t n = ScanMerge(piece, *pairs_, byte_token_, byte_pairs_, ids.data(), merges.data(),
-                       [](const MergeStep&) {});
+  std::vector<uint32_t> starts(ranks_ != nullptr ? piece.size() + 1 : 0);
+  size_t n = ScanMerge(piece, tables, ids.data(), merges.data(), starts.data(), [](const MergeStep&) {});
   out.insert(out.end(), ids.begin(), ids.begin() + n);
 }
 
 size_t PieceBpe::MergeParts(TokenId* ids, size_t n) const {
   constexpr size_t kStack = 256;
+  if (ranks_ != nullptr) {
+    std::string bytes;
+    std::vector<uint32_t> starts;
+    PartBytes(*ranks_, ids, n, bytes, starts);
+    std::vector<PairMerge> merges(n);
+    return ScanMergeParts(ByBytes{ranks_, bytes.data(), starts.data()}, ids, n, merges.data(),
+                          [](const MergeStep&) {});
+  }
   if (n <= kStack) {
     PairMerge merges[kStack];
-    return ScanMergeParts(*pairs_, ids, n, merges, [](const MergeStep&) {});
+    return ScanMergeParts(ByIds{pairs_}, ids, n, merges, [](const MergeStep&) {});
   }
   std::vector<PairMerge> merges(n);
-  return ScanMergeParts(*pairs_, ids, n, merges.data(), [](const MergeStep&) {});
+  return ScanMergeParts(ByIds{pairs_}, ids, n, merges.data(), [](const MergeStep&) {});
 }
 
 std::vector<MergeStep> PieceBpe::Trace(std::string_view piece, std::vector<TokenId>& out) const {
   std::vector<MergeStep> steps;
   std::vector<TokenId> ids(piece.size());
   std::vector<PairMerge> merges(piece.size());
-  size_t n = ScanMerge(piece, *pairs_, byte_token_, byte_pairs_, ids.data(), merges.data(),
+  std::vector<uint32_t> starts(piece.size() + 1);
+  size_t n = ScanMerge(piece, Tables{pairs_, ranks_, byte_token_, byte_pairs_}, ids.data(),
+                       merges.data(), starts.data(),
                        [&](const MergeStep& step) { steps.push_back(step); });
   out.insert(out.end(), ids.begin(), ids.begin() + n);
   return steps;
@@ -100,7 +170,8 @@ namespace {
 // never changes when a part absorbs its right neighbour, so (priority, index) orders candidates
 // exactly as the scan's "lowest priority, leftmost first" does. Stale candidates are skipped
 // on pop.
-size_t HeapMergeParts(const PairTable& pairs, TokenId* ids, size_t count) {
+template <typename Finder>
+size_t HeapMergeParts(Finder find, TokenId* ids, size_t count) {
   constexpr TokenId kDead = UINT32_MAX;
   const uint32_t n = static_cast<uint32_t>(count);
   std::vector<TokenId> id(ids, ids + n);
@@ -123,13 +194,13 @@ size_t HeapMergeParts(const PairTable& pairs, TokenId* ids, size_t count) {
   std::vector<Candidate> heap;
   heap.reserve(n);
   auto consider = [&](uint32_t left, uint32_t right) {
-    PairMerge m = pairs.Find(id[left], id[right]);
+    PairMerge m = find.FindParts(id.data(), left, right, next[right]);
     if (m.priority == PairTable::kNone) return;
     heap.push_back({m.priority, left, right, id[left], id[right], m.result});
     std::push_heap(heap.begin(), heap.end(), later);
   };
   for (uint32_t i = 0; i + 1 < n; ++i) {
-    PairMerge m = pairs.Find(id[i], id[i + 1]);
+    PairMerge m = find.FindParts(id.data(), i, i + 1, i + 2);
     if (m.priority != PairTable::kNone) heap.push_back({m.priority, i, i + 1, id[i], id[i + 1], m.result});
   }
   std::make_heap(heap.begin(), heap.end(), later);
@@ -155,11 +226,26 @@ size_t HeapMergeParts(const PairTable& pairs, TokenId* ids, size_t count) {
 void PieceBpe::EncodeByHeap(std::string_view piece, std::vector<TokenId>& out) const {
   const size_t start = out.size();
   for (unsigned char c : piece) out.push_back(byte_token_[c]);
-  out.resize(start + HeapMergeParts(*pairs_, out.data() + start, piece.size()));
+  size_t n;
+  if (ranks_ != nullptr) {
+    std::vector<uint32_t> starts(piece.size() + 1);
+    for (size_t i = 0; i <= piece.size(); ++i) starts[i] = static_cast<uint32_t>(i);
+    n = HeapMergeParts(ByBytes{ranks_, piece.data(), starts.data()}, out.data() + start, piece.size());
+  } else {
+    n = HeapMergeParts(ByIds{pairs_}, out.data() + start, piece.size());
+  }
+  out.resize(start + n);
 }
 
 size_t PieceBpe::MergeIds(TokenId* ids, size_t n) const {
-  return n <= long_piece_ ? MergeParts(ids, n) : HeapMergeParts(*pairs_, ids, n);
+  if (n <= long_piece_) return MergeParts(ids, n);
+  if (ranks_ != nullptr) {
+    std::string bytes;
+    std::vector<uint32_t> starts;
+    PartBytes(*ranks_, ids, n, bytes, starts);
+    return HeapMergeParts(ByBytes{ranks_, bytes.data(), starts.data()}, ids, n);
+  }
+  return HeapMergeParts(ByIds{pairs_}, ids, n);
 }
 
 std::vector<MergeStep> PieceBpe::TraceParts(std::span<const TokenId> parts,
@@ -167,8 +253,17 @@ std::vector<MergeStep> PieceBpe::TraceParts(std::span<const TokenId> parts,
   std::vector<MergeStep> steps;
   std::vector<TokenId> ids(parts.begin(), parts.end());
   std::vector<PairMerge> merges(ids.size());
-  size_t n = ScanMergeParts(*pairs_, ids.data(), ids.size(), merges.data(),
-                            [&](const MergeStep& step) { steps.push_back(step); });
+  auto record = [&](const MergeStep& step) { steps.push_back(step); };
+  size_t n;
+  if (ranks_ != nullptr) {
+    std::string bytes;
+    std::vector<uint32_t> starts;
+    PartBytes(*ranks_, ids.data(), ids.size(), bytes, starts);
+    n = ScanMergeParts(ByBytes{ranks_, bytes.data(), starts.data()}, ids.data(), ids.size(),
+                       merges.data(), record);
+  } else {
+    n = ScanMergeParts(ByIds{pairs_}, ids.data(), ids.size(), merges.data(), record);
+  }
   out.insert(out.end(), ids.begin(), ids.begin() + n);
   return steps;
 }
@@ -191,6 +286,18 @@ std::vector<PairMerge> BytePairMerges(const std::vector<std::pair<uint64_t, Pair
     // The first entry of a pair, as PairTable::Build keeps (no merge has priority kNone).
     PairMerge& slot = table[static_cast<size_t>(left) << 8 | static_cast<size_t>(right)];
     if (slot.priority == PairTable::kNone) slot = merge;
+  }
+  return table;
+}
+
+std::vector<PairMerge> RankBytePairs(const std::vector<std::string>& tokens,
+                                     const std::vector<bool>& skip) {
+  std::vector<PairMerge> table(size_t{1} << 16, PairMerge{PairTable::kNone, 0});
+  for (size_t id = 0; id < tokens.size(); ++id) {
+    if (tokens[id].size() != 2 || skip[id]) continue;
+    const auto* b = reinterpret_cast<const unsigned char*>(tokens[id].data());
+    PairMerge& slot = table[size_t{b[0]} << 8 | b[1]];
+    if (slot.priority == PairTable::kNone) slot = {static_cast<TokenId>(id), static_cast<TokenId>(id)};
   }
   return table;
 }

@@ -7,6 +7,10 @@
 // ones (O(n log n): a 1 MB piece with no spaces takes milliseconds, not hours). Trace() runs the
 // scan and records every merge, for `tokenmill explain`.
 //
+// Two ways to find a pair's merge: by the two ids in a PairTable (a merge list), or by the
+// two parts' bytes in a RankPairs (a tiktoken vocabulary whose merges are implied by its
+// ranks: tiktoken's own rule, which needs no merge list).
+//
 // A PieceBpe only reads the tables it is given (which must outlive it); it is thread-safe.
 #pragma once
 
@@ -32,6 +36,12 @@ class PieceBpe {
   PieceBpe(const PairTable* pairs, const TokenId* byte_token, size_t long_piece = kDefaultLongPiece,
            const PairMerge* byte_pairs = nullptr)
       : pairs_(pairs), byte_token_(byte_token), byte_pairs_(byte_pairs), long_piece_(long_piece) {}
+  // Pairs found by their bytes (RankPairs): the same ids as a PairTable built from the
+  // DeriveRankMerges() of the model `ranks` reads, with MergePriority::kTokenRank. `byte_pairs`,
+  // if given (see RankBytePairs), answers the first lookups of a piece scanned from its bytes.
+  PieceBpe(const RankPairs* ranks, const TokenId* byte_token, size_t long_piece = kDefaultLongPiece,
+           const PairMerge* byte_pairs = nullptr)
+      : ranks_(ranks), byte_token_(byte_token), byte_pairs_(byte_pairs), long_piece_(long_piece) {}
 
   // Appends the piece's token ids to `out`. `piece` must not be empty.
   void Encode(std::string_view piece, std::vector<TokenId>& out) const {
@@ -58,9 +68,10 @@ class PieceBpe {
   std::vector<MergeStep> Trace(std::string_view piece, std::vector<TokenId>& out) const;
 
  private:
-  const PairTable* pairs_;
+  const PairTable* pairs_ = nullptr;  // one of these two is set
+  const RankPairs* ranks_ = nullptr;
   const TokenId* byte_token_;
-  const PairMerge* byte_pairs_;
+  const PairMerge* byte_pairs_ = nullptr;
   size_t long_piece_;
 };
 
@@ -68,5 +79,12 @@ class PieceBpe {
 // at index (first byte << 8 | second byte): 65536 entries, {PairTable::kNone, 0} where none.
 std::vector<PairMerge> BytePairMerges(const std::vector<std::pair<uint64_t, PairMerge>>& entries,
                                       const TokenId* byte_token);
+
+// The same for pairs found by their bytes (RankPairs over the TokenTable built from `tokens`
+// with `skip`): at (first byte << 8 | second byte), {id, id} of the regular two-byte token (the
+// lowest id of equal ones), {PairTable::kNone, 0} where none. Reads only the tokens' sizes and
+// the two-byte ones.
+std::vector<PairMerge> RankBytePairs(const std::vector<std::string>& tokens,
+                                     const std::vector<bool>& skip);
 
 }  // namespace tokenmill

@@ -4,7 +4,9 @@
 // token of lowest rank. DeriveRankMerges() writes that rule as merges: for every regular token,
 // in id (= rank) order, every split of its bytes into two regular tokens becomes a merge
 // (left, right, token). With MergePriority::kTokenRank, an encoder using these merges gives
-// exactly tiktoken's ids.
+// exactly tiktoken's ids. A model read from a .tiktoken file leaves them implied
+// (BpeModel::rank_merges_implied: its encoder finds pairs by their bytes, RankPairs);
+// MergeList() derives them here for whoever needs the list (a tokenizer.json writer).
 #pragma once
 
 #include <vector>
