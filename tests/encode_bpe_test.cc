@@ -14,6 +14,7 @@
 #include "common/file_util.h"
 #include "count/count_text.h"
 #include "model/bpe/bpe_encoder.h"
+#include "model/bpe/byte_hash.h"
 #include "model/encoder.h"
 #include "model/bpe/id_writer.h"
 #include "model/bpe/lookup_tables.h"
@@ -790,6 +791,57 @@ TEST(TokenTable, FindsTheLowestIdOfEachTokenAndTellsWhetherOneRepeats) {
     table.Build(unique, std::vector<bool>(unique.size(), false));
     EXPECT_TRUE(table.distinct()) << length;
     for (size_t id = 0; id < unique.size(); ++id) ASSERT_EQ(table.Find(unique[id]), id);
+  }
+}
+
+// Build() fills the table's regions in parallel and leaves a probe that runs past its region's
+// end (or the table's) to a serial pass: tokens crafted to start their probes in the last
+// slots of a region and of the table, more than fit there, with repeats and long keys among
+// them, are found as a map from bytes to the lowest id finds them, on one thread and on four.
+TEST(TokenTable, ProbesRunningPastARegionOrTheTableEndAreFound) {
+  std::mt19937 rng(11);
+  auto random_token = [&](size_t n) {
+    std::string token;
+    for (size_t k = 0; k < n; ++k) token.push_back(static_cast<char>('a' + rng() % 26));
+    return token;
+  };
+  std::vector<std::string> tokens;
+  for (int i = 0; i < 40000; ++i) tokens.push_back(random_token(12));
+  const std::vector<bool> skip(tokens.size(), false);
+  TokenTable table;
+  table.Build(tokens, skip);
+  const size_t capacity = table.capacity();
+  ASSERT_GE(capacity / TokenTable::kRegionSlots, 2u);  // at least two regions
+  // 60 tokens each starting their probe in the last 3 slots of region 0, and of the table
+  // (the last region's end, where a probe wraps to slot 0): most of them cannot stay there.
+  auto crafted = [&](size_t end, size_t n) {
+    std::vector<std::string> out;
+    while (out.size() < n) {
+      std::string token = random_token(out.size() % 3 == 0 ? 20 : 5);  // a third over 16 bytes
+      const size_t home = HashPiece(token) & (capacity - 1);
+      if (home + 3 >= end && home < end) out.push_back(token);
+    }
+    return out;
+  };
+  size_t id = tokens.size() - 1;
+  for (size_t end : {TokenTable::kRegionSlots, capacity}) {
+    std::vector<std::string> near_end = crafted(end, 60);
+    for (const std::string& token : near_end) tokens[id--] = token;
+    tokens[id--] = near_end[1];  // a repeat, at a lower id than its first copy
+    tokens[id--] = near_end[3];
+  }
+  std::map<std::string, TokenId> lowest;
+  for (size_t i = 0; i < tokens.size(); ++i) lowest.emplace(tokens[i], static_cast<TokenId>(i));
+  ASSERT_LT(lowest.size(), tokens.size());
+  for (int threads : {1, 4}) {
+    tbb::task_arena arena(threads);
+    arena.execute([&] { table.Build(tokens, skip); });
+    EXPECT_EQ(table.capacity(), capacity);
+    EXPECT_EQ(table.size(), tokens.size());
+    EXPECT_FALSE(table.distinct());
+    EXPECT_EQ(table.longest(), 20u);
+    for (const auto& [bytes, lowest_id] : lowest) ASSERT_EQ(table.Find(bytes), lowest_id) << threads;
+    EXPECT_EQ(table.Find(random_token(7)), TokenTable::kMissing);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <memory>
 
 #include "model/bpe/byte_hash.h"
 
@@ -78,48 +79,134 @@ std::vector<bool> SpecialIds(const BpeModel& model) {
 }
 
 void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector<bool>& skip) {
-  size_t count = 0;
-  for (size_t id = 0; id < tokens.size(); ++id) count += !skip[id] && !tokens[id].empty();
-  size_t size = TableSize(count);
-  slots_ = HugeArray<Slot>(size);
-  std::fill(slots_.data(), slots_.data() + size, Slot{});
-  mask_ = size - 1;
-  long_keys_.clear();
-  distinct_ = true;
-  longest_ = 0;
-  // Random slots: the slot of the token kAhead ids on is fetched while this one is placed.
-  constexpr size_t kAhead = 16;
-  for (size_t id = 0; id < tokens.size(); ++id) {
-    if (id + kAhead < tokens.size()) {
-      __builtin_prefetch(&slots_[HashPiece(tokens[id + kAhead]) & mask_], 1);
+  const size_t n = tokens.size();
+  auto taken = [&](size_t id) { return !skip[id] && !tokens[id].empty(); };
+  constexpr size_t kBlockIds = size_t{1} << 12;  // ids per task of the passes over the tokens
+  const size_t blocks = (n + kBlockIds - 1) / kBlockIds;
+  auto for_each_block = [&](auto body) {
+    tbb::parallel_for(size_t{0}, blocks, [&](size_t b) {
+      body(b, b * kBlockIds, std::min(n, (b + 1) * kBlockIds));
+    });
+  };
+  // Each token's hash; per block the tokens taken, their bytes in long keys, the longest.
+  std::unique_ptr<uint64_t[]> hash(new uint64_t[n]);
+  std::vector<size_t> taken_before(blocks + 1, 0), long_before(blocks + 1, 0), longest(blocks, 0);
+  for_each_block([&](size_t b, size_t first, size_t last) {
+    for (size_t id = first; id < last; ++id) {
+      if (!taken(id)) continue;
+      const std::string& token = tokens[id];
+      hash[id] = HashPiece(token);
+      ++taken_before[b + 1];
+      if (token.size() > kMaxPackedKey) long_before[b + 1] += token.size();
+      longest[b] = std::max(longest[b], token.size());
     }
-    if (!skip[id] && !tokens[id].empty()) Insert(tokens[id], static_cast<TokenId>(id));
+  });
+  for (size_t b = 0; b < blocks; ++b) {
+    taken_before[b + 1] += taken_before[b];
+    long_before[b + 1] += long_before[b];
+  }
+  size_ = taken_before[blocks];
+  longest_ = blocks == 0 ? 0 : *std::max_element(longest.begin(), longest.end());
+  distinct_ = true;
+  const size_t capacity = TableSize(size_);
+  slots_ = HugeArray<Slot>(capacity);  // zeroed: empty slots
+  mask_ = capacity - 1;
+  const size_t region_slots = std::min(capacity, kRegionSlots);
+  const int region_shift = std::countr_zero(region_slots);
+  const size_t regions = capacity / region_slots;
+  auto region_of = [&](size_t id) { return (hash[id] & mask_) >> region_shift; };
+  // The long keys, in id order (where serial appends would put them); how many of each
+  // block's tokens start their probe in each region.
+  long_keys_.assign(long_before[blocks], '\0');
+  std::unique_ptr<uint64_t[]> long_offset(long_keys_.empty() ? nullptr : new uint64_t[n]);
+  std::vector<size_t> at(blocks * regions, 0);  // [block * regions + region]
+  for_each_block([&](size_t b, size_t first, size_t last) {
+    size_t offset = long_before[b];
+    for (size_t id = first; id < last; ++id) {
+      if (!taken(id)) continue;
+      ++at[b * regions + region_of(id)];
+      const std::string& token = tokens[id];
+      if (token.size() > kMaxPackedKey) {
+        std::memcpy(long_keys_.data() + offset, token.data(), token.size());
+        long_offset[id] = offset;
+        offset += token.size();
+      }
+    }
+  });
+  // The tokens by region, and in a region by id: the blocks' counts turned into where each
+  // block's tokens of each region go.
+  std::vector<size_t> region_start(regions + 1, 0);
+  for (size_t r = 0, total = 0; r < regions; ++r) {
+    region_start[r] = total;
+    for (size_t b = 0; b < blocks; ++b) {
+      const size_t count = at[b * regions + r];
+      at[b * regions + r] = total;
+      total += count;
+    }
+    region_start[r + 1] = total;
+  }
+  std::unique_ptr<uint32_t[]> order(new uint32_t[std::max<size_t>(size_, 1)]);
+  for_each_block([&](size_t b, size_t first, size_t last) {
+    for (size_t id = first; id < last; ++id) {
+      if (taken(id)) order[at[b * regions + region_of(id)]++] = static_cast<uint32_t>(id);
+    }
+  });
+  auto slot_of = [&](uint32_t id) {
+    const std::string& token = tokens[id];
+    Slot value;
+    value.size = static_cast<uint32_t>(token.size());
+    value.id = id;
+    value.key = token.size() <= kMaxPackedKey ? PackKey(token.data(), token.size())
+                                              : PackedKey{long_offset[id], 0};
+    return value;
+  };
+  // Each region filled by one task; a token whose probe reaches the region's end is placed
+  // afterwards, in order, by the whole probe (which may wrap to slot 0).
+  std::vector<std::vector<uint32_t>> left(regions);
+  std::vector<uint8_t> repeats(regions, 0);
+  tbb::parallel_for(size_t{0}, regions, [&](size_t r) {
+    const size_t end = (r + 1) * region_slots;
+    bool distinct = true;
+    // The slots are random within the region: the slot of the token kAhead on is fetched
+    // while this one is placed.
+    constexpr size_t kAhead = 16;
+    for (size_t i = region_start[r]; i < region_start[r + 1]; ++i) {
+      if (i + kAhead < region_start[r + 1]) {
+        __builtin_prefetch(&slots_[hash[order[i + kAhead]] & mask_], 1);
+      }
+      const uint32_t id = order[i];
+      if (!Place(slot_of(id), hash[id] & mask_, end, distinct)) left[r].push_back(id);
+    }
+    repeats[r] = !distinct;
+  });
+  for (size_t r = 0; r < regions; ++r) {
+    if (repeats[r]) distinct_ = false;
+    for (uint32_t id : left[r]) {
+      const Slot value = slot_of(id);
+      const size_t home = hash[id] & mask_;
+      if (!Place(value, home, capacity, distinct_)) Place(value, 0, home, distinct_);
+    }
   }
 }
 
-void TokenTable::Insert(std::string_view bytes, TokenId id) {
-  Slot slot_value;
-  slot_value.size = static_cast<uint32_t>(bytes.size());
-  slot_value.id = id;
-  longest_ = std::max(longest_, bytes.size());
-  if (bytes.size() <= kMaxPackedKey) {
-    slot_value.key = PackKey(bytes.data(), bytes.size());
-  } else {
-    slot_value.key = {long_keys_.size(), 0};
-    long_keys_.append(bytes);
-  }
-  // An equal token is in the probe sequence before the first empty slot, if anywhere.
-  size_t slot = HashPiece(bytes) & mask_;
-  for (; slots_[slot].size != 0; slot = (slot + 1) & mask_) {
-    const Slot& s = slots_[slot];
-    if (s.size != bytes.size()) continue;
-    if (bytes.size() <= kMaxPackedKey ? s.key == slot_value.key
-                                      : std::memcmp(long_keys_.data() + s.key.w0, bytes.data(),
-                                                    bytes.size()) == 0) {
-      distinct_ = false;
+bool TokenTable::SameKey(const Slot& s, const Slot& value) const {
+  if (s.size != value.size) return false;
+  if (value.size <= kMaxPackedKey) return s.key == value.key;
+  return std::memcmp(long_keys_.data() + s.key.w0, long_keys_.data() + value.key.w0,
+                     value.size) == 0;
+}
+
+bool TokenTable::Place(Slot value, size_t slot, size_t end, bool& distinct) {
+  // An equal key is in the probe sequence before the first empty slot, if anywhere.
+  for (; slot < end; ++slot) {
+    Slot& s = slots_[slot];
+    if (s.size == 0) {
+      s = value;
+      return true;
     }
+    if (SameKey(s, value)) distinct = false;
   }
-  slots_[slot] = slot_value;
+  return false;
 }
 
 TokenId TokenTable::FindLong(std::string_view bytes) const {

@@ -78,10 +78,20 @@ class TokenTable {
  public:
   static constexpr TokenId kMissing = UINT32_MAX;
 
-  // `tokens[id]` as in BpeModel; ids in `skip` (specials) and gaps are left out.
+  // The slots one task of Build() fills: a region of the table (384 KiB, in a core's L2).
+  static constexpr size_t kRegionSlots = size_t{1} << 14;
+
+  // `tokens[id]` as in BpeModel; ids in `skip` (specials) and gaps are left out. In parallel
+  // on the current oneTBB arena: the tokens are grouped by the region of the table their
+  // probe starts in, each region filled by one task in id order (a probe that would run past
+  // its region's end is left for a serial pass at the end), so the table is the same for
+  // any thread count and equal tokens keep the lower id first.
   void Build(const std::vector<std::string>& tokens, const std::vector<bool>& skip);
   // Whether the tokens Build() took are all different (Find gives the lowest id of equal ones).
   bool distinct() const { return distinct_; }
+  // The number of slots (a power of two) and of tokens Build() took.
+  size_t capacity() const { return mask_ + 1; }
+  size_t size() const { return size_; }
   // The bytes of the longest token Build() took.
   size_t longest() const { return longest_; }
 
@@ -100,18 +110,24 @@ class TokenTable {
 
  private:
   // One token; keys of up to 16 bytes inline (one memory access per probe), longer ones as
-  // {offset into long_keys_, 0}. size == 0 marks an empty slot.
+  // {offset into long_keys_, 0}. size == 0 marks an empty slot (all zero: fresh HugeArray
+  // memory is empty slots).
   struct Slot {
     PackedKey key{0, 0};
     uint32_t size = 0;
-    TokenId id = kMissing;
+    TokenId id = 0;
   };
   TokenId FindLong(std::string_view bytes) const;
-  void Insert(std::string_view bytes, TokenId id);
+  // Whether slot `s` holds the key of `value` (same size and bytes).
+  bool SameKey(const Slot& s, const Slot& value) const;
+  // Places `value` (whose probe starts at `slot`) in the first empty slot before `end`
+  // (exclusive; no wrapping); false when there is none. Marks a repeated key in distinct.
+  bool Place(Slot value, size_t slot, size_t end, bool& distinct);
 
   HugeArray<Slot> slots_{1};  // zeroed: one empty slot until Build
   size_t mask_ = 0;
-  std::string long_keys_;
+  size_t size_ = 0;
+  std::string long_keys_;  // the keys over 16 bytes, in id order
   bool distinct_ = true;
   size_t longest_ = 0;
 };
