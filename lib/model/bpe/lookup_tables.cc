@@ -92,14 +92,18 @@ void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector
   std::unique_ptr<uint64_t[]> hash(new uint64_t[n]);
   std::vector<size_t> taken_before(blocks + 1, 0), long_before(blocks + 1, 0), longest(blocks, 0);
   for_each_block([&](size_t b, size_t first, size_t last) {
+    size_t count = 0, long_bytes = 0, most = 0;
     for (size_t id = first; id < last; ++id) {
       if (!taken(id)) continue;
       const std::string& token = tokens[id];
       hash[id] = HashPiece(token);
-      ++taken_before[b + 1];
-      if (token.size() > kMaxPackedKey) long_before[b + 1] += token.size();
-      longest[b] = std::max(longest[b], token.size());
+      ++count;
+      if (token.size() > kMaxPackedKey) long_bytes += token.size();
+      most = std::max(most, token.size());
     }
+    taken_before[b + 1] = count;
+    long_before[b + 1] = long_bytes;
+    longest[b] = most;
   });
   for (size_t b = 0; b < blocks; ++b) {
     taken_before[b + 1] += taken_before[b];
@@ -115,26 +119,15 @@ void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector
   const int region_shift = std::countr_zero(region_slots);
   const size_t regions = capacity / region_slots;
   auto region_of = [&](size_t id) { return (hash[id] & mask_) >> region_shift; };
-  // The long keys, in id order (where serial appends would put them); how many of each
-  // block's tokens start their probe in each region.
-  long_keys_.assign(long_before[blocks], '\0');
-  std::unique_ptr<uint64_t[]> long_offset(long_keys_.empty() ? nullptr : new uint64_t[n]);
+  // How many of each block's tokens start their probe in each region, turned into where
+  // they go among the tokens ordered by region, and by id within a region.
   std::vector<size_t> at(blocks * regions, 0);  // [block * regions + region]
   for_each_block([&](size_t b, size_t first, size_t last) {
-    size_t offset = long_before[b];
+    size_t* count = &at[b * regions];
     for (size_t id = first; id < last; ++id) {
-      if (!taken(id)) continue;
-      ++at[b * regions + region_of(id)];
-      const std::string& token = tokens[id];
-      if (token.size() > kMaxPackedKey) {
-        std::memcpy(long_keys_.data() + offset, token.data(), token.size());
-        long_offset[id] = offset;
-        offset += token.size();
-      }
+      if (taken(id)) ++count[region_of(id)];
     }
   });
-  // The tokens by region, and in a region by id: the blocks' counts turned into where each
-  // block's tokens of each region go.
   std::vector<size_t> region_start(regions + 1, 0);
   for (size_t r = 0, total = 0; r < regions; ++r) {
     region_start[r] = total;
@@ -145,24 +138,37 @@ void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector
     }
     region_start[r + 1] = total;
   }
-  std::unique_ptr<uint32_t[]> order(new uint32_t[std::max<size_t>(size_, 1)]);
+  // The slots' values in that order (the tokens read in id order, not gathered by region);
+  // the long keys in id order, where serial appends would put them.
+  long_keys_.assign(long_before[blocks], '\0');
+  std::unique_ptr<Slot[]> values(new Slot[std::max<size_t>(size_, 1)]);
   for_each_block([&](size_t b, size_t first, size_t last) {
+    size_t* next = &at[b * regions];
+    size_t offset = long_before[b];
     for (size_t id = first; id < last; ++id) {
-      if (taken(id)) order[at[b * regions + region_of(id)]++] = static_cast<uint32_t>(id);
+      if (!taken(id)) continue;
+      const std::string& token = tokens[id];
+      Slot& value = values[next[region_of(id)]++];
+      value.size = static_cast<uint32_t>(token.size());
+      value.id = static_cast<TokenId>(id);
+      if (token.size() <= kMaxPackedKey) {
+        value.key = PackKey(token.data(), token.size());
+      } else {
+        std::memcpy(long_keys_.data() + offset, token.data(), token.size());
+        value.key = {offset, 0};
+        offset += token.size();
+      }
     }
   });
-  auto slot_of = [&](uint32_t id) {
-    const std::string& token = tokens[id];
-    Slot value;
-    value.size = static_cast<uint32_t>(token.size());
-    value.id = id;
-    value.key = token.size() <= kMaxPackedKey ? PackKey(token.data(), token.size())
-                                              : PackedKey{long_offset[id], 0};
-    return value;
+  auto home = [&](const Slot& value) {
+    return (value.size <= kMaxPackedKey
+                ? HashPacked(value.key, value.size)
+                : HashBytes(std::string_view(long_keys_.data() + value.key.w0, value.size))) &
+           mask_;
   };
   // Each region filled by one task; a token whose probe reaches the region's end is placed
   // afterwards, in order, by the whole probe (which may wrap to slot 0).
-  std::vector<std::vector<uint32_t>> left(regions);
+  std::vector<std::vector<Slot>> left(regions);
   std::vector<uint8_t> repeats(regions, 0);
   tbb::parallel_for(size_t{0}, regions, [&](size_t r) {
     const size_t end = (r + 1) * region_slots;
@@ -171,20 +177,16 @@ void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector
     // while this one is placed.
     constexpr size_t kAhead = 16;
     for (size_t i = region_start[r]; i < region_start[r + 1]; ++i) {
-      if (i + kAhead < region_start[r + 1]) {
-        __builtin_prefetch(&slots_[hash[order[i + kAhead]] & mask_], 1);
-      }
-      const uint32_t id = order[i];
-      if (!Place(slot_of(id), hash[id] & mask_, end, distinct)) left[r].push_back(id);
+      if (i + kAhead < region_start[r + 1]) __builtin_prefetch(&slots_[home(values[i + kAhead])], 1);
+      if (!Place(values[i], home(values[i]), end, distinct)) left[r].push_back(values[i]);
     }
     repeats[r] = !distinct;
   });
   for (size_t r = 0; r < regions; ++r) {
     if (repeats[r]) distinct_ = false;
-    for (uint32_t id : left[r]) {
-      const Slot value = slot_of(id);
-      const size_t home = hash[id] & mask_;
-      if (!Place(value, home, capacity, distinct_)) Place(value, 0, home, distinct_);
+    for (const Slot& value : left[r]) {
+      const size_t start = home(value);
+      if (!Place(value, start, capacity, distinct_)) Place(value, 0, start, distinct_);
     }
   }
 }
