@@ -9,6 +9,8 @@
 #include "common/file_util.h"
 #include "common/strings.h"
 #include "model/base64.h"
+#include "model/bpe/bpe_encoder.h"
+#include "model/bpe/lookup_tables.h"
 #include "model/encoder.h"
 #include "model/model_file.h"
 #include "model/bpe/rank_merges.h"
@@ -321,6 +323,45 @@ TEST(ModelFile, LoadEncoderGivesTheIdsAndStillRefusesAnInvalidModel) {
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(std::string(refused.status().message()),
               HasSubstr("tokens 1 and 2 are the same ('a')"));
+}
+
+// LoadEncoder of a .tiktoken file hands the reader's table of the tokens (built for its check of
+// repeated tokens) to the encoder instead of building it again: every regular token, encoded as
+// one piece, is its own id, as with an encoder that builds its own table, whether the ranks or
+// the sidecar is named; and a table of another vocabulary is refused.
+TEST(ModelFile, LoadEncoderOfATiktokenFileTakesTheReadersTableOfTheTokens) {
+  for (const char* name : {"gpt2", "cl100k_base", "o200k_base"}) {
+    SCOPED_TRACE(name);
+    const std::string ranks = kVocabDir + "/" + name + ".tiktoken";
+    const BpeModel model = testing::LoadBpeModelOrFail(ranks);
+    auto built = Encoder::Create(model);
+    ASSERT_TRUE(built.ok()) << built.status();
+    const std::vector<bool> special = SpecialIds(model);
+    for (const std::string& path : {ranks, kVocabDir + "/" + name + ".json"}) {
+      auto handed = LoadEncoder(path);
+      ASSERT_TRUE(handed.ok()) << handed.status();
+      std::vector<TokenId> ids, built_ids;
+      for (TokenId id = 0; id < model.tokens.size(); ++id) {
+        if (special[id] || model.tokens[id].empty()) continue;
+        ids.clear();
+        (*handed)->EncodePiece(model.tokens[id], ids);
+        ASSERT_EQ(ids, std::vector<TokenId>{id}) << path;
+        built_ids.clear();
+        (*built)->EncodePiece(model.tokens[id], built_ids);
+        ASSERT_EQ(built_ids, ids);
+      }
+      const std::string text = "Hello, world! 你好，世界 <|endoftext|> fn main() { x += 1; }\n";
+      EXPECT_EQ(*(*handed)->Encode(text), *(*built)->Encode(text)) << path;
+    }
+  }
+  const BpeModel gpt2 = testing::LoadBpeModelOrFail(kVocabDir + "/gpt2.tiktoken");
+  const BpeModel cl100k = testing::LoadBpeModelOrFail(kVocabDir + "/cl100k_base.tiktoken");
+  TokenTable other;
+  other.Build(gpt2.tokens, SpecialIds(gpt2));
+  auto refused = BpeEncoder::Create(cl100k, EncoderOptions{}, std::move(other));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("the token table handed to the encoder holds 50256 tokens, the model 100256"));
 }
 
 }  // namespace

@@ -78,6 +78,12 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Create(std::unique_ptr<const M
 
 absl::StatusOr<std::unique_ptr<Encoder>> Encoder::CreateChecked(
     std::unique_ptr<const Model> model, EncoderOptions options) {
+  return CreateChecked(std::move(model), options, nullptr);
+}
+
+absl::StatusOr<std::unique_ptr<Encoder>> Encoder::CreateChecked(
+    std::unique_ptr<const Model> model, EncoderOptions options,
+    std::unique_ptr<PieceEncoder> pieces) {
   TM_ASSIGN_OR_RETURN(std::unique_ptr<TextPrep> prep, TextPrep::Create(model->pre_tokenizer()));
   TM_ASSIGN_OR_RETURN(std::unique_ptr<PreTokenizer> pretokenizer,
                       PreTokenizer::Create(model->pre_tokenizer()));
@@ -87,7 +93,9 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::CreateChecked(
     for (const SpecialToken& s : model->special_tokens()) contents.push_back(s.content);
     TM_ASSIGN_OR_RETURN(specials, SpecialTokenMatcher::Create(std::move(contents)));
   }
-  TM_ASSIGN_OR_RETURN(std::unique_ptr<PieceEncoder> pieces, model->MakePieceEncoder(options));
+  if (pieces == nullptr) {
+    TM_ASSIGN_OR_RETURN(pieces, model->MakePieceEncoder(options));
+  }
   return std::unique_ptr<Encoder>(new Encoder(std::move(model), std::move(prep),
                                               std::move(pretokenizer),
                                               std::move(specials), std::move(pieces),

@@ -69,6 +69,12 @@ class Encoder {
   // `tokenmill encode`, the second check was 10-14 ms of about 100.
   static absl::StatusOr<std::unique_ptr<Encoder>> CreateChecked(std::unique_ptr<const Model> model,
                                                                 EncoderOptions options = {});
+  // CreateChecked() with the model's piece encoder made already, for this very model object
+  // (which it reads) and these options: for a reader that hands the encoder tables it built
+  // (LoadEncoder() of a .tiktoken file).
+  static absl::StatusOr<std::unique_ptr<Encoder>> CreateChecked(
+      std::unique_ptr<const Model> model, EncoderOptions options,
+      std::unique_ptr<PieceEncoder> pieces);
 
   absl::StatusOr<std::vector<TokenId>> Encode(std::string_view text,
                                               SpecialPolicy policy = SpecialPolicy::kAllow) const;

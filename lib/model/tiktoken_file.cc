@@ -304,7 +304,7 @@ absl::Status CheckEveryByte(std::string_view ranks_source, const BpeModel& model
 
 absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view ranks_source,
                                       std::string_view sidecar_json,
-                                      std::string_view sidecar_source) {
+                                      std::string_view sidecar_source, TokenTable* index_out) {
   TM_ASSIGN_OR_RETURN(Sidecar sidecar, ParseSidecar(sidecar_json, sidecar_source));
   BpeModel model;
   model.pretokenizer = sidecar.pretokenizer;
@@ -322,7 +322,8 @@ absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view r
       ParseRankLines(ranks, ranks_source, sidecar, sidecar_source, special_of_id, model, line_of_rank));
   TM_RETURN_IF_ERROR(CheckNoGap(ranks_source, line_of_rank, special_of_id));
   // The ranks' index: building it tells whether a token repeats (then the slower check says on
-  // which lines). The specials are not in model.tokens yet: their ids are gaps.
+  // which lines). The specials are not in model.tokens yet: their ids are gaps, so it is the
+  // index of the regular tokens the encoder needs too (`index_out`).
   TokenTable index;
   index.Build(model.tokens, std::vector<bool>(model.tokens.size(), false));
   size_t distinct = 0;
@@ -360,6 +361,7 @@ absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view r
   model.rank_merges_implied = true;
   absl::Status valid = model.ValidateTokens(/*check_duplicates=*/false);
   if (!valid.ok()) return absl::InvalidArgumentError(StrCat(ranks_source, ": ", valid.message()));
+  if (index_out != nullptr) *index_out = std::move(index);
   return model;
 }
 
@@ -427,7 +429,8 @@ absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path) {
   return LoadTiktoken(ranks_path, ranks);
 }
 
-absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path, std::string_view ranks) {
+absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path, std::string_view ranks,
+                                      TokenTable* index) {
   std::string sidecar_path = TiktokenSidecarPath(ranks_path);
   absl::StatusOr<std::string> sidecar = ReadFile(sidecar_path);
   if (!sidecar.ok()) {
@@ -435,7 +438,7 @@ absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path, std::string
         StrCat(ranks_path, ": needs its JSON sidecar ", sidecar_path,
                " (pattern and special tokens): ", sidecar.status().message()));
   }
-  return FromTiktoken(ranks, ranks_path, *sidecar, sidecar_path);
+  return FromTiktoken(ranks, ranks_path, *sidecar, sidecar_path, index);
 }
 
 absl::Status SaveTiktoken(const Model& model, const std::string& ranks_path) {

@@ -27,9 +27,15 @@ struct TiktokenText {
   std::string sidecar;  // the JSON sidecar
 };
 
-// Parses the two files; `ranks_source` and `sidecar_source` name them in errors.
+class TokenTable;
+
+// Parses the two files; `ranks_source` and `sidecar_source` name them in errors. Reading
+// builds the table of the ranks by their bytes to find a repeated token; when `index` is
+// given it receives that table, which is the one the model's BpeEncoder builds
+// (TokenTable::Build(model.tokens, SpecialIds(model))), for BpeEncoder::Create to take over.
 absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view ranks_source,
-                                      std::string_view sidecar, std::string_view sidecar_source);
+                                      std::string_view sidecar, std::string_view sidecar_source,
+                                      TokenTable* index = nullptr);
 
 // Writes `model`; `name` goes into the sidecar. Fails when the model cannot be said in this
 // format: not byte-level BPE, or regular ids with a gap no special token fills.
@@ -42,8 +48,10 @@ std::string TiktokenRanksPath(const std::string& sidecar_path);
 
 // File helpers. SaveTiktoken writes both files atomically (the ranks file, then the sidecar).
 absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path);
-// The same with the ranks file's text already read (LoadModel reads a file to tell its format).
-absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path, std::string_view ranks);
+// The same with the ranks file's text already read (LoadModel reads a file to tell its format);
+// `index` as in FromTiktoken.
+absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path, std::string_view ranks,
+                                      TokenTable* index = nullptr);
 absl::Status SaveTiktoken(const Model& model, const std::string& ranks_path);
 
 }  // namespace tokenmill

@@ -1,5 +1,6 @@
 #include "model/bpe/bpe_encoder.h"
 
+#include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "model/bpe/byte_hash.h"
 
@@ -19,7 +20,7 @@ bool AllThreeByte(const unsigned char* p, size_t chars) {
 }  // namespace
 
 BpeEncoder::BpeEncoder(const BpeModel& model, const EncoderOptions& options,
-                       const std::vector<bool>& is_special)
+                       const std::vector<bool>& is_special, std::optional<TokenTable> tokens)
     : model_(model),
       ignore_merges_(model.ignore_merges),
       options_(options),
@@ -30,7 +31,11 @@ BpeEncoder::BpeEncoder(const BpeModel& model, const EncoderOptions& options,
   // pairs are looked up by their bytes in the token table.
   // The boundaries CharSegments may split at need only the tokens: found beside the two (2.7 ms
   // of o200k_base's start-up, 1.2 ms of cl100k_base's, on a core that waited for the pair table).
-  tbb::parallel_invoke([&] { token_table_.Build(model_.tokens, is_special); },
+  const bool have_tokens = tokens.has_value();
+  if (have_tokens) token_table_ = *std::move(tokens);
+  tbb::parallel_invoke([&] {
+                         if (!have_tokens) token_table_.Build(model_.tokens, is_special);
+                       },
                        [&] {
                          if (model_.rank_merges_implied) {
                            rank_byte_pairs_ = RankBytePairs(model_.tokens, is_special);
@@ -51,8 +56,9 @@ BpeEncoder::BpeEncoder(const BpeModel& model, const EncoderOptions& options,
   if (options_.split_pieces) segments_.EncodeChars(bpe_);
 }
 
-absl::StatusOr<std::unique_ptr<BpeEncoder>> BpeEncoder::Create(const BpeModel& model,
-                                                               const EncoderOptions& options) {
+namespace {
+
+absl::Status CheckRanks(const BpeModel& model) {
   if (model.priority == MergePriority::kTokenRank) {
     for (const Merge& m : model.merges) {
       if (m.result == PairTable::kNone) {
@@ -60,8 +66,34 @@ absl::StatusOr<std::unique_ptr<BpeEncoder>> BpeEncoder::Create(const BpeModel& m
       }
     }
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<BpeEncoder>> BpeEncoder::Create(const BpeModel& model,
+                                                               const EncoderOptions& options) {
+  TM_RETURN_IF_ERROR(CheckRanks(model));
   const std::vector<bool> is_special = SpecialIds(model);
-  return std::unique_ptr<BpeEncoder>(new BpeEncoder(model, options, is_special));
+  return std::unique_ptr<BpeEncoder>(new BpeEncoder(model, options, is_special, std::nullopt));
+}
+
+absl::StatusOr<std::unique_ptr<BpeEncoder>> BpeEncoder::Create(const BpeModel& model,
+                                                               const EncoderOptions& options,
+                                                               TokenTable tokens) {
+  TM_RETURN_IF_ERROR(CheckRanks(model));
+  const std::vector<bool> is_special = SpecialIds(model);
+  size_t regular = 0;
+  for (size_t id = 0; id < model.tokens.size(); ++id) {
+    regular += !is_special[id] && !model.tokens[id].empty();
+  }
+  if (tokens.size() != regular) {
+    return absl::InternalError(absl::StrFormat(
+        "the token table handed to the encoder holds %d tokens, the model %d", tokens.size(),
+        regular));
+  }
+  return std::unique_ptr<BpeEncoder>(
+      new BpeEncoder(model, options, is_special, std::move(tokens)));
 }
 
 PieceCache* BpeEncoder::LocalCache() const {

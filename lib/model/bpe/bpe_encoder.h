@@ -13,6 +13,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -36,6 +37,13 @@ class BpeEncoder : public PieceEncoder {
   // from reaching the piece encoder (units.h: UnencodableBytes).
   static absl::StatusOr<std::unique_ptr<BpeEncoder>> Create(const BpeModel& model,
                                                             const EncoderOptions& options);
+  // The same, taking over `tokens`: the model's regular tokens by their bytes, built as
+  // TokenTable::Build(model.tokens, SpecialIds(model)) (a .tiktoken reader builds it anyway:
+  // FromTiktoken's `index`), instead of building it again. Fails when its token count is not
+  // the model's.
+  static absl::StatusOr<std::unique_ptr<BpeEncoder>> Create(const BpeModel& model,
+                                                            const EncoderOptions& options,
+                                                            TokenTable tokens);
 
   void EncodeText(std::string_view text, const PreTokenizer& pretokenizer,
                   std::vector<TokenId>& out) const override;
@@ -49,9 +57,10 @@ class BpeEncoder : public PieceEncoder {
   const CharSegments& char_segments() const { return segments_; }
 
  private:
-  // `is_special[id]`: id is a special token's.
+  // `is_special[id]`: id is a special token's. `tokens`: the token table built already, or
+  // none to build it here.
   BpeEncoder(const BpeModel& model, const EncoderOptions& options,
-             const std::vector<bool>& is_special);
+             const std::vector<bool>& is_special, std::optional<TokenTable> tokens);
 
   // EncodePiece with this thread's cache (nullptr: no cache).
   void EncodePieceCached(std::string_view piece, PieceCache* cache, IdWriter& out) const;
