@@ -19,13 +19,11 @@ void CharSegments::Mark(unsigned a1, unsigned a2, unsigned b0, unsigned b1) {
 
 void CharSegments::Build(const std::vector<std::string>& tokens, const PieceBpe& bpe) {
   MarkBoundaries(tokens);
-  EncodeChars(bpe);
+  EncodeChars(bpe, tokens.size());
 }
 
 void CharSegments::MarkBoundaries(const std::vector<std::string>& tokens) {
-  built_ = false;
-  too_many_ids_ = tokens.size() > kIdMask;
-  if (too_many_ids_) return;
+  if (TooManyIds(tokens.size())) return;
   unsafe_.assign((size_t{1} << 22) / 64, 0);
   unsafe_summary_.assign((size_t{1} << 16) / 64, 0);
   // A token matching the text across a boundary a1 a2 | b0 b1 has a cut where b0 (e0..ef)
@@ -47,8 +45,9 @@ void CharSegments::MarkBoundaries(const std::vector<std::string>& tokens) {
   }
 }
 
-void CharSegments::EncodeChars(const PieceBpe& bpe) {
-  if (too_many_ids_) return;
+void CharSegments::EncodeChars(const PieceBpe& bpe, size_t vocab_size) {
+  built_ = false;
+  if (TooManyIds(vocab_size)) return;
   chars_.assign(size_t{1} << 16, 0);
   // Each character's BPE on its own (65,536 of them), in parallel.
   tbb::parallel_for(tbb::blocked_range<uint32_t>(0, static_cast<uint32_t>(chars_.size()), 4096),

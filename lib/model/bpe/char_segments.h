@@ -36,10 +36,12 @@ class CharSegments {
   // `tokens`: every token's bytes (at least every token BPE can produce); `bpe` gives each
   // 3-byte sequence's own encoding.
   void Build(const std::vector<std::string>& tokens, const PieceBpe& bpe);
-  // Build() in two halves: the boundaries from the tokens alone (which may run while the
-  // tables `bpe` reads are still being built), then the characters' BPE.
+  // Build() in two halves that touch different members, so they may run at the same time:
+  // the boundaries from the tokens alone (while the tables `bpe` reads are still being
+  // built, or while the characters are encoded), and the characters' BPE. `vocab_size`: the
+  // model's token count (ids of 2^20 and more are not handled: nothing is split).
   void MarkBoundaries(const std::vector<std::string>& tokens);
-  void EncodeChars(const PieceBpe& bpe);
+  void EncodeChars(const PieceBpe& bpe, size_t vocab_size);
 
   // Whether `b` starts a 3-byte sequence (e0..ef, then two continuation bytes) within [b, end).
   static bool IsThreeByte(const unsigned char* b, const unsigned char* end) {
@@ -153,8 +155,9 @@ class CharSegments {
   }
   void Mark(unsigned a1, unsigned a2, unsigned b0, unsigned b1);
 
+  static bool TooManyIds(size_t vocab_size) { return vocab_size > kIdMask; }
+
   bool built_ = false;  // false: ids too large to pack; nothing is split
-  bool too_many_ids_ = false;
   std::vector<uint64_t> unsafe_;          // 2^22 bits, by WindowKey
   std::vector<uint64_t> unsafe_summary_;  // 2^16 bits: some window with these (a2, b0, b1)
   std::vector<uint64_t> chars_;  // 2^16 entries, by (c0 & 0x0f, c1 & 0x3f, c2 & 0x3f)
