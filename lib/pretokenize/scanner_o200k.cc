@@ -85,10 +85,47 @@ size_t WithContraction(const Text& t, size_t e) {
   return c != 0 ? c : e;
 }
 
+// The branches after the letters' and digits': ` ?[^\s\p{L}\p{N}]+[\r\n/]*`, then
+// `\s*[\r\n]+|\s+(?!\S)|\s+`, for a piece at p whose first character (class cls0, first byte
+// b0) ends at q.
+size_t O200kOtherOrSpaceEnd(const Text& t, size_t p, uint8_t cls0, unsigned char b0, size_t q) {
+  if (IsOther(cls0)) return t.RunBytes(t.RunOther(p), "\r\n/");
+  if (b0 == ' ' && q < t.n && IsOther(t.At(q).cls)) return t.RunBytes(t.RunOther(q), "\r\n/");
+  const Text::SpaceRun run = t.ScanSpace(p);
+  if (run.after_newline != 0) return run.after_newline;
+  return t.SpaceRunEnd(p, run);
+}
+
+// The end of [A-Z]*[a-z]* from an ASCII letter at x, or 0 when that run ends at a non-ASCII
+// byte (a letter or mark there may belong to U or W). Ending at an ASCII byte, it is what both
+// U*W+ and U+W* at x give: ASCII capitals are in U only, small letters in W only, so W+ takes
+// the small letters after the capitals, or (none there) U+ takes the capitals.
+size_t AsciiCaseRunEnd(const Text& t, size_t x) {
+  const size_t e = scanner::AsciiRunEnd<0, 'a'>(t.s, t.n, scanner::AsciiRunEnd<0, 'A'>(t.s, t.n, x));
+  return e == t.n || t.s[e] < 0x80 ? e : 0;
+}
+
 size_t O200kPieceEnd(const Text& t, size_t p) {
+  // ASCII first, where the pattern's choices are decided without trying them in turn: a
+  // letter run ("word", "Word", "WORD"), after a prefix character (" word", "(Word"), digits,
+  // and pieces that cannot hold a letter (the next byte is ASCII and no letter).
+  const unsigned char b0 = t.s[p];
+  if (b0 < 0x80) {
+    if (scanner::IsAsciiLetter(b0)) {
+      if (const size_t e = AsciiCaseRunEnd(t, p)) return WithContraction(t, e);
+    } else if (static_cast<unsigned char>(b0 - '0') < 10) {
+      return t.RunDigits(p, 3);
+    } else if (p + 1 == t.n || t.s[p + 1] < 0x80) {
+      // P = [^\r\n\p{L}\p{N}]: any other ASCII byte but \r and \n.
+      if (p + 1 < t.n && scanner::IsAsciiLetter(t.s[p + 1]) && b0 != '\r' && b0 != '\n') {
+        if (const size_t e = AsciiCaseRunEnd(t, p + 1)) return WithContraction(t, e);
+      } else {
+        return O200kOtherOrSpaceEnd(t, p, AsciiClass(b0), b0, p + 1);
+      }
+    }
+  }
   const DecodedChar c0 = t.At(p);
   if (c0.cls & kClassInvalid) return p + 1;
-  const unsigned char b0 = t.s[p];
   const bool can_prefix = !(c0.cls & (kClassL | kClassN)) && b0 != '\r' && b0 != '\n';
   const size_t q = p + c0.len;
   // P?U*W+C?
@@ -103,13 +140,7 @@ size_t O200kPieceEnd(const Text& t, size_t p) {
   if (size_t e = UpperRunThenLower(t, p)) return WithContraction(t, e);
   // \p{N}{1,3}
   if (c0.cls & kClassN) return t.RunDigits(p, 3);
-  // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
-  if (IsOther(c0.cls)) return t.RunBytes(t.RunOther(p), "\r\n/");
-  if (b0 == ' ' && q < t.n && IsOther(t.At(q).cls)) return t.RunBytes(t.RunOther(q), "\r\n/");
-  // \s*[\r\n]+|\s+(?!\S)|\s+
-  const Text::SpaceRun run = t.ScanSpace(p);
-  if (run.after_newline != 0) return run.after_newline;
-  return t.SpaceRunEnd(p, run);
+  return O200kOtherOrSpaceEnd(t, p, c0.cls, b0, q);
 }
 
 class O200kScanner final : public PreTokenizer {
