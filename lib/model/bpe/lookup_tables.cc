@@ -160,12 +160,15 @@ void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector
       }
     }
   });
-  auto home = [&](const Slot& value) {
-    return (value.size <= kMaxPackedKey
-                ? HashPacked(value.key, value.size)
-                : HashBytes(std::string_view(long_keys_.data() + value.key.w0, value.size))) &
-           mask_;
+  auto hash_of = [&](const Slot& value) {
+    return value.size <= kMaxPackedKey
+               ? HashPacked(value.key, value.size)
+               : HashBytes(std::string_view(long_keys_.data() + value.key.w0, value.size));
   };
+  auto home = [&](const Slot& value) { return hash_of(value) & mask_; };
+  // The filter's bits of a region's home slots are whole words of their own (16K slots: 2K
+  // words), so each region's task sets its own.
+  filter_.assign(std::max<size_t>(1, (capacity << kFilterBitsLog2) / 64), 0);
   // Each region filled by one task; a token whose probe reaches the region's end is placed
   // afterwards, in order, by the whole probe (which may wrap to slot 0).
   std::vector<std::vector<Slot>> left(regions);
@@ -178,7 +181,10 @@ void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector
     constexpr size_t kAhead = 16;
     for (size_t i = region_start[r]; i < region_start[r + 1]; ++i) {
       if (i + kAhead < region_start[r + 1]) __builtin_prefetch(&slots_[home(values[i + kAhead])], 1);
-      if (!Place(values[i], home(values[i]), end, distinct)) left[r].push_back(values[i]);
+      const uint64_t hash = hash_of(values[i]);
+      const size_t bit = FilterBit(hash, mask_);
+      filter_[bit >> 6] |= uint64_t{1} << (bit & 63);
+      if (!Place(values[i], hash & mask_, end, distinct)) left[r].push_back(values[i]);
     }
     repeats[r] = !distinct;
   });
@@ -212,7 +218,9 @@ bool TokenTable::Place(Slot value, size_t slot, size_t end, bool& distinct) {
 }
 
 TokenId TokenTable::FindLong(std::string_view bytes) const {
-  for (size_t slot = HashBytes(bytes) & mask_;; slot = (slot + 1) & mask_) {
+  const uint64_t hash = HashBytes(bytes);
+  if (!MayHold(hash)) return kMissing;
+  for (size_t slot = hash & mask_;; slot = (slot + 1) & mask_) {
     const Slot& s = slots_[slot];
     if (s.size == 0) return kMissing;
     if (s.size == bytes.size() &&
