@@ -101,7 +101,29 @@ size_t O200kOtherOrSpaceEnd(const Text& t, size_t p, uint8_t cls0, unsigned char
 // U*W+ and U+W* at x give: ASCII capitals are in U only, small letters in W only, so W+ takes
 // the small letters after the capitals, or (none there) U+ takes the capitals.
 size_t AsciiCaseRunEnd(const Text& t, size_t x) {
-  const size_t e = scanner::AsciiRunEnd<0, 'a'>(t.s, t.n, scanner::AsciiRunEnd<0, 'A'>(t.s, t.n, x));
+  size_t e;
+#if defined(__SSE2__)
+  if (x + 16 <= t.n) {
+    // Most words end within 16 bytes: both runs from one load, the capitals' bits and the
+    // small letters' bits of the 16 bytes.
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.s + x));
+    auto in_range = [&](char first) {  // bytes b with b - first < 26, unsigned
+      const __m128i d = _mm_xor_si128(_mm_sub_epi8(v, _mm_set1_epi8(first)), _mm_set1_epi8(-128));
+      return static_cast<unsigned>(_mm_movemask_epi8(_mm_cmplt_epi8(d, _mm_set1_epi8(26 - 128))));
+    };
+    const unsigned upper = in_range('A'), lower = in_range('a');
+    const unsigned u = static_cast<unsigned>(__builtin_ctz(~upper));  // 16: all capitals
+    const unsigned after = ~lower & (0xFFFFFFFFu << u) & 0xFFFFu;     // no small letter, from u
+    if (after != 0) {
+      e = x + static_cast<size_t>(__builtin_ctz(after));
+    } else {
+      e = scanner::AsciiRunEnd<0, 'a'>(
+          t.s, t.n, u < 16 ? x + 16 : scanner::AsciiRunEnd<0, 'A'>(t.s, t.n, x + 16));
+    }
+    return e == t.n || t.s[e] < 0x80 ? e : 0;
+  }
+#endif
+  e = scanner::AsciiRunEnd<0, 'a'>(t.s, t.n, scanner::AsciiRunEnd<0, 'A'>(t.s, t.n, x));
   return e == t.n || t.s[e] < 0x80 ? e : 0;
 }
 
