@@ -207,6 +207,10 @@ absl::Status ParseRankLines(std::string_view ranks, std::string_view ranks_sourc
   model.tokens.clear();
   model.tokens.resize(bounds.room);
   std::vector<uint32_t> claimed(bounds.rank_limit, 0);  // the line of each rank, 0: none yet
+  std::vector<uint8_t> special(bounds.rank_limit, 0);    // special_of_id, by a load per line
+  for (const auto& [id, token] : special_of_id) {
+    if (id < bounds.rank_limit) special[id] = 1;
+  }
   std::atomic<bool> failed = false;
   std::atomic<uint64_t> ranks_end = 0;  // one past the largest rank
   tbb::parallel_for(size_t{0}, blocks, [&](size_t b) {
@@ -219,18 +223,18 @@ absl::Status ParseRankLines(std::string_view ranks, std::string_view ranks_sourc
       if (line.empty()) continue;
       const size_t space = line.find(' ');
       uint32_t rank;
-      std::optional<std::string> bytes;
       uint32_t no_line = 0;
+      // The rank is claimed before its token is decoded in place: no two lines write one.
       if (space == std::string_view::npos || line.find(' ', space + 1) != std::string_view::npos ||
           !ParseInt(line.substr(space + 1), &rank) || rank == UINT32_MAX ||
-          rank >= bounds.rank_limit || special_of_id.contains(rank) ||
-          !(bytes = DecodeBase64(line.substr(0, space))) || bytes->empty() ||
+          rank >= bounds.rank_limit || special[rank] ||
           !std::atomic_ref<uint32_t>(claimed[rank]).compare_exchange_strong(
-              no_line, static_cast<uint32_t>(line_number), std::memory_order_relaxed)) {
+              no_line, static_cast<uint32_t>(line_number), std::memory_order_relaxed) ||
+          !DecodeBase64To(line.substr(0, space), model.tokens[rank]) ||
+          model.tokens[rank].empty()) {
         failed = true;
         return;
       }
-      model.tokens[rank] = *std::move(bytes);
       end = std::max<uint64_t>(end, uint64_t{rank} + 1);
     }
     uint64_t seen = ranks_end.load();
