@@ -83,6 +83,12 @@ struct Scratch {
 
 }  // namespace
 
+CountCorpusOptions EncodeReadingDefaults() {
+  CountCorpusOptions reading;
+  reading.shard_bytes = size_t{1} << 20;
+  return reading;
+}
+
 absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
                                                 const EncodeCorpusOptions& options,
                                                 const std::function<bool()>& stop_requested) {
