@@ -36,10 +36,10 @@ namespace tokenmill {
 // Counting's reading options with the shards encoding is fastest with: 1 MiB instead of 4. An
 // encoded shard's ids (a 4 MiB shard of Chinese: 6 MB of u32) are held until written, in a
 // buffer per chunk in flight (two per thread); smaller shards touch less fresh memory and
-// leave less work for one thread at the end. scripts: alternating runs, 2 threads, medians,
-// 4 MiB vs 1 MiB: poetry 222 vs 200 ms (cl100k_base), 317 vs 304 (o200k_base); linux_docs
-// 136 vs 131, 149 vs 145; linux_c_100m 447 vs 438, 460 vs 455; 1 thread 1-3% less too;
-// 512 KiB was no better (bench/RESULTS.md, "Corpus encoding").
+// leave less work for one thread at the end. `--shard-bytes` 4 MiB vs 1 MiB, alternating
+// runs, 2 threads, medians of 7: poetry 222 vs 200 ms (cl100k_base), 317 vs 304 (o200k_base);
+// linux_docs 136 vs 131, 149 vs 145; linux_c_100m 447 vs 438, 460 vs 455; 1 thread 1-3% less
+// too; 512 KiB was no better (bench/RESULTS.md, "Corpus encoding").
 CountCorpusOptions EncodeReadingDefaults();
 
 struct EncodeCorpusOptions {
