@@ -101,16 +101,20 @@ size_t ScanMerge(std::string_view piece, const Tables& t, TokenId* ids, PairMerg
   return ScanLoop(ByIds{t.pairs}, ids, n, merges, on_merge);
 }
 
-// The bytes of the parts ids[0..n) into `bytes`, where each starts into starts[0..n] (the last:
-// the end).
-void PartBytes(const RankPairs& ranks, const TokenId* ids, size_t n, std::string& bytes,
-               std::vector<uint32_t>& starts) {
-  starts.resize(n + 1);
+// Returns body(find), `find` the finder of the parts ids[0..n): by their ids in `pairs`, or
+// (with `ranks`) by the bytes they cover, copied out before body merges the parts.
+template <typename Body>
+size_t WithPartsFinder(const PairTable* pairs, const RankPairs* ranks, const TokenId* ids,
+                       size_t n, Body body) {
+  if (ranks == nullptr) return body(ByIds{pairs});
+  std::string bytes;
+  std::vector<uint32_t> starts(n + 1);
   for (size_t i = 0; i < n; ++i) {
     starts[i] = static_cast<uint32_t>(bytes.size());
-    bytes += ranks.bytes(ids[i]);
+    bytes += ranks->bytes(ids[i]);
   }
   starts[n] = static_cast<uint32_t>(bytes.size());
+  return body(ByBytes{ranks, bytes.data(), starts.data()});
 }
 
 }  // namespace
@@ -134,21 +138,15 @@ void PieceBpe::EncodeByScan(std::string_view piece, std::vector<TokenId>& out) c
 }
 
 size_t PieceBpe::MergeParts(TokenId* ids, size_t n) const {
-  constexpr size_t kStack = 256;
-  if (ranks_ != nullptr) {
-    std::string bytes;
-    std::vector<uint32_t> starts;
-    PartBytes(*ranks_, ids, n, bytes, starts);
+  return WithPartsFinder(pairs_, ranks_, ids, n, [&](auto find) {
+    constexpr size_t kStack = 256;
+    if (n <= kStack) {
+      PairMerge merges[kStack];
+      return ScanMergeParts(find, ids, n, merges, [](const MergeStep&) {});
+    }
     std::vector<PairMerge> merges(n);
-    return ScanMergeParts(ByBytes{ranks_, bytes.data(), starts.data()}, ids, n, merges.data(),
-                          [](const MergeStep&) {});
-  }
-  if (n <= kStack) {
-    PairMerge merges[kStack];
-    return ScanMergeParts(ByIds{pairs_}, ids, n, merges, [](const MergeStep&) {});
-  }
-  std::vector<PairMerge> merges(n);
-  return ScanMergeParts(ByIds{pairs_}, ids, n, merges.data(), [](const MergeStep&) {});
+    return ScanMergeParts(find, ids, n, merges.data(), [](const MergeStep&) {});
+  });
 }
 
 std::vector<MergeStep> PieceBpe::Trace(std::string_view piece, std::vector<TokenId>& out) const {
@@ -239,13 +237,8 @@ void PieceBpe::EncodeByHeap(std::string_view piece, std::vector<TokenId>& out) c
 
 size_t PieceBpe::MergeIds(TokenId* ids, size_t n) const {
   if (n <= long_piece_) return MergeParts(ids, n);
-  if (ranks_ != nullptr) {
-    std::string bytes;
-    std::vector<uint32_t> starts;
-    PartBytes(*ranks_, ids, n, bytes, starts);
-    return HeapMergeParts(ByBytes{ranks_, bytes.data(), starts.data()}, ids, n);
-  }
-  return HeapMergeParts(ByIds{pairs_}, ids, n);
+  return WithPartsFinder(pairs_, ranks_, ids, n,
+                         [&](auto find) { return HeapMergeParts(find, ids, n); });
 }
 
 std::vector<MergeStep> PieceBpe::TraceParts(std::span<const TokenId> parts,
@@ -254,16 +247,9 @@ std::vector<MergeStep> PieceBpe::TraceParts(std::span<const TokenId> parts,
   std::vector<TokenId> ids(parts.begin(), parts.end());
   std::vector<PairMerge> merges(ids.size());
   auto record = [&](const MergeStep& step) { steps.push_back(step); };
-  size_t n;
-  if (ranks_ != nullptr) {
-    std::string bytes;
-    std::vector<uint32_t> starts;
-    PartBytes(*ranks_, ids.data(), ids.size(), bytes, starts);
-    n = ScanMergeParts(ByBytes{ranks_, bytes.data(), starts.data()}, ids.data(), ids.size(),
-                       merges.data(), record);
-  } else {
-    n = ScanMergeParts(ByIds{pairs_}, ids.data(), ids.size(), merges.data(), record);
-  }
+  const size_t n = WithPartsFinder(pairs_, ranks_, ids.data(), ids.size(), [&](auto find) {
+    return ScanMergeParts(find, ids.data(), ids.size(), merges.data(), record);
+  });
   out.insert(out.end(), ids.begin(), ids.begin() + n);
   return steps;
 }
