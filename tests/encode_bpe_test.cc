@@ -21,6 +21,7 @@
 #include "model/model_file.h"
 #include "pretokenize/text_prep.h"
 #include "model/bpe/piece_bpe.h"
+#include "model/bpe/piece_cache.h"
 #include "reference/trained_bpe.h"
 #include "train/trainer.h"
 #include "reference/checked.h"
@@ -367,6 +368,44 @@ TEST(Encoder, CacheAndShortcutsChangeNothing) {
     EXPECT_EQ(*a, *a_again);
     EXPECT_EQ(*a, *c);
   }
+}
+
+// The piece cache against a map of what was inserted since it was last emptied: pieces of every
+// length class (inline keys, longer keys, 1-3 ids and more), enough of them that its table
+// grows into huge-page memory (131 k slots and up) and is emptied there, twice.
+TEST(PieceCache, AnswersWhatWasInsertedSinceItWasEmptied) {
+  constexpr size_t kCapacity = 150000;
+  PieceCache cache(kCapacity);
+  std::map<std::string, std::vector<TokenId>> held;
+  std::mt19937_64 rng(7);
+  std::vector<std::string> inserted;
+  for (size_t n = 0; n < 2 * kCapacity + 12345; ++n) {
+    std::string piece = std::to_string(n) + std::string(rng() % 24, 'a' + static_cast<char>(rng() % 26));
+    std::vector<TokenId> ids(1 + rng() % 6);
+    for (TokenId& id : ids) id = static_cast<TokenId>(rng() % 200000);
+    const uint64_t hash = HashPiece(piece);
+    if (cache.size() == kCapacity) held.clear();  // this insert empties it first
+    cache.Insert(piece, hash, ids.data(), ids.size());
+    held[piece] = ids;
+    inserted.push_back(piece);
+    ASSERT_EQ(cache.size(), held.size()) << n;
+  }
+  size_t hits = 0;
+  for (const std::string& piece : inserted) {
+    std::vector<TokenId> out = {99};
+    {
+      IdWriter writer(out, 64);
+      const bool found = cache.Lookup(piece, HashPiece(piece), writer);
+      auto it = held.find(piece);
+      ASSERT_EQ(found, it != held.end()) << piece;
+      hits += found;
+    }
+    auto it = held.find(piece);
+    std::vector<TokenId> expected = {99};
+    if (it != held.end()) expected.insert(expected.end(), it->second.begin(), it->second.end());
+    ASSERT_EQ(out, expected) << piece;
+  }
+  EXPECT_EQ(hits, 12345u);
 }
 
 // The lines of `text`, each with its '\n'.

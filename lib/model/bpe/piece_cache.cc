@@ -7,7 +7,7 @@
 namespace tokenmill {
 
 bool PieceCache::Lookup(std::string_view piece, uint64_t hash, IdWriter& out) const {
-  if (slots_.empty()) return false;
+  if (slots_.size() == 0) return false;
   PackedKey packed = piece.size() <= kMaxPackedKey ? PackKey(piece.data(), piece.size()) : PackedKey{0, 0};
   for (size_t slot = hash & mask_;; slot = (slot + 1) & mask_) {
     const Slot& s = slots_[slot];
@@ -27,16 +27,16 @@ void PieceCache::Clear() {
   size_ = 0;
   keys_.clear();
   ids_.clear();
-  std::fill(slots_.begin(), slots_.end(), Slot{});
+  std::memset(static_cast<void*>(slots_.data()), 0, slots_.size() * sizeof(Slot));
 }
 
 void PieceCache::Grow() {
   constexpr size_t kFirstSlots = 1024;
-  std::vector<Slot> old;
-  old.swap(slots_);
-  slots_.resize(old.empty() ? std::min(kFirstSlots, std::bit_ceil(2 * capacity_)) : 2 * old.size());
+  HugeArray<Slot> old = std::move(slots_);
+  slots_ = HugeArray<Slot>(old.size() == 0 ? std::min(kFirstSlots, std::bit_ceil(2 * capacity_))
+                                           : 2 * old.size());
   mask_ = slots_.size() - 1;
-  for (const Slot& s : old) {
+  for (const Slot& s : old.span()) {
     if (s.size == 0) continue;
     const uint64_t hash = s.size <= kMaxPackedKey
                               ? HashPacked(s.key, s.size)

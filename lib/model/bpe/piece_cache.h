@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/huge_array.h"
 #include "model/bpe/bpe_model.h"
 #include "model/bpe/byte_hash.h"
 #include "model/bpe/id_writer.h"
@@ -83,7 +84,10 @@ class PieceCache {
   size_t capacity_;
   size_t size_ = 0;
   size_t mask_ = 0;
-  std::vector<Slot> slots_;
+  // Zeroed (every slot empty); from 4 MB in huge pages, where the kernel gives them: the table
+  // a thread grows to 4-16 MB was faulted in 4 KB at a time (linux_docs, cl100k_base: 8.8 k
+  // -> 5.8 k page faults at 1 thread, 10.4 k -> 8.4 k at 2).
+  HugeArray<Slot> slots_;
   std::string keys_;
   std::vector<TokenId> ids_;
   std::vector<HotSlot> hot_ = std::vector<HotSlot>(size_t{1} << kHotBits);
