@@ -1,8 +1,15 @@
 import os
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
+
+# The Ctrl-C tests send SIGINT to this process and expect KeyboardInterrupt, which needs Python's
+# own handler. Python installs it only when SIGINT is not ignored at start-up, and a shell
+# without job control starts background commands (`cmd &`, nohup runs of the test script) with
+# SIGINT ignored: the tests then failed for the launcher, not the code.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(os.environ.get("TOKENMILL_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 SAMPLE = ROOT / "tests" / "data" / "sample.txt"
