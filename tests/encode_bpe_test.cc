@@ -392,15 +392,14 @@ TEST(PieceCache, AnswersWhatWasInsertedSinceItWasEmptied) {
   }
   size_t hits = 0;
   for (const std::string& piece : inserted) {
+    const auto it = held.find(piece);
     std::vector<TokenId> out = {99};
     {
       IdWriter writer(out, 64);
       const bool found = cache.Lookup(piece, HashPiece(piece), writer);
-      auto it = held.find(piece);
       ASSERT_EQ(found, it != held.end()) << piece;
       hits += found;
     }
-    auto it = held.find(piece);
     std::vector<TokenId> expected = {99};
     if (it != held.end()) expected.insert(expected.end(), it->second.begin(), it->second.end());
     ASSERT_EQ(out, expected) << piece;
