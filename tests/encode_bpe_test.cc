@@ -7,6 +7,7 @@
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
 
+#include <bit>
 #include <fstream>
 #include <map>
 #include <random>
@@ -815,14 +816,20 @@ TEST(TokenTable, FindsTheLowestIdOfEachTokenAndTellsWhetherOneRepeats) {
     size_t regular = 0;
     for (size_t id = 0; id < tokens.size(); ++id) regular += !skip[id] && !tokens[id].empty();
     TokenTable table;
-    table.Build(tokens, skip);
-    EXPECT_EQ(table.distinct(), lowest.size() == regular) << length;
-    EXPECT_EQ(length == 40, table.distinct()) << length;  // short random tokens repeat
-    for (const auto& [bytes, id] : lowest) ASSERT_EQ(table.Find(bytes), id) << length;
-    if (lowest.count(tokens[11]) == 0) {
-      EXPECT_EQ(table.Find(tokens[11]), TokenTable::kMissing);
+    // Memory Reserve()d for as many tokens (used), for a tenth and ten times as many (of other
+    // sizes: not used), and none.
+    for (size_t reserved : {regular, regular / 10, 10 * regular, size_t{0}}) {
+      if (reserved > 0) table.Reserve(reserved);
+      table.Build(tokens, skip);
+      EXPECT_EQ(table.capacity(), std::bit_ceil(regular + regular / 4)) << reserved;
+      EXPECT_EQ(table.distinct(), lowest.size() == regular) << length;
+      EXPECT_EQ(length == 40, table.distinct()) << length;  // short random tokens repeat
+      for (const auto& [bytes, id] : lowest) ASSERT_EQ(table.Find(bytes), id) << length;
+      if (lowest.count(tokens[11]) == 0) {
+        EXPECT_EQ(table.Find(tokens[11]), TokenTable::kMissing);
+      }
+      EXPECT_EQ(table.Find("d"), TokenTable::kMissing);
     }
-    EXPECT_EQ(table.Find("d"), TokenTable::kMissing);
     // Only the distinct ones: distinct() says so.
     std::vector<std::string> unique;
     for (const auto& [bytes, id] : lowest) unique.push_back(bytes);
@@ -873,6 +880,7 @@ TEST(TokenTable, ProbesRunningPastARegionOrTheTableEndAreFound) {
   ASSERT_LT(lowest.size(), tokens.size());
   for (int threads : {1, 4}) {
     tbb::task_arena arena(threads);
+    table.Reserve(tokens.size());  // the memory FromTiktoken hands over
     arena.execute([&] { table.Build(tokens, skip); });
     EXPECT_EQ(table.capacity(), capacity);
     EXPECT_EQ(table.size(), tokens.size());

@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_invoke.h>
 
 #include <algorithm>
 #include <atomic>
@@ -180,10 +181,12 @@ absl::Status ParseRankLinesInOrder(
 // claimed by the first line that gets to it; on any problem (a malformed line, a rank of a
 // special, a rank given twice, one leaving a gap) the parallel result is dropped and the file
 // read again in order, so the error is the first in the file, as that reading reports it.
+// `table`, when given, is Reserve()d for as many tokens as the file has lines meanwhile.
 absl::Status ParseRankLines(std::string_view ranks, std::string_view ranks_source,
                             const Sidecar& sidecar, std::string_view sidecar_source,
                             const absl::flat_hash_map<TokenId, const SpecialToken*>& special_of_id,
-                            BpeModel& model, std::vector<uint32_t>& line_of_rank) {
+                            BpeModel& model, std::vector<uint32_t>& line_of_rank,
+                            TokenTable* table) {
   // Blocks of whole lines; a line number (from 1) needs the lines of the blocks before.
   constexpr size_t kBlockBytes = size_t{64} << 10;
   std::vector<size_t> block_start;
@@ -204,13 +207,23 @@ absl::Status ParseRankLines(std::string_view ranks, std::string_view ranks_sourc
   });
   for (size_t b = 0; b < blocks; ++b) first_line[b + 1] += first_line[b];
   const RankBounds bounds = BoundsOf(first_line[blocks] - 1, sidecar);
-  model.tokens.clear();
-  model.tokens.resize(bounds.room);
-  std::vector<uint32_t> claimed(bounds.rank_limit, 0);  // the line of each rank, 0: none yet
-  std::vector<uint8_t> special(bounds.rank_limit, 0);    // special_of_id, by a load per line
-  for (const auto& [id, token] : special_of_id) {
-    if (id < bounds.rank_limit) special[id] = 1;
-  }
+  std::vector<uint32_t> claimed;  // the line of each rank, 0: none yet
+  std::vector<uint8_t> special;   // special_of_id, by a load per line
+  // Making the tokens' strings (cl100k_base: 3 MB, 1.3 ms of one core) beside zeroing the
+  // table's memory: the two took 2.8 ms one after the other, with the other core idle.
+  tbb::parallel_invoke(
+      [&] {
+        model.tokens.clear();
+        model.tokens.resize(bounds.room);
+        claimed.assign(bounds.rank_limit, 0);
+        special.assign(bounds.rank_limit, 0);
+        for (const auto& [id, token] : special_of_id) {
+          if (id < bounds.rank_limit) special[id] = 1;
+        }
+      },
+      [&] {
+        if (table != nullptr) table->Reserve(bounds.max_lines);
+      });
   std::atomic<bool> failed = false;
   std::atomic<uint64_t> ranks_end = 0;  // one past the largest rank
   tbb::parallel_for(size_t{0}, blocks, [&](size_t b) {
@@ -321,14 +334,15 @@ absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view r
                         StrCat("reuses id ", s.id));
     }
   }
-  std::vector<uint32_t> line_of_rank;
-  TM_RETURN_IF_ERROR(
-      ParseRankLines(ranks, ranks_source, sidecar, sidecar_source, special_of_id, model, line_of_rank));
-  TM_RETURN_IF_ERROR(CheckNoGap(ranks_source, line_of_rank, special_of_id));
   // The ranks' index: building it tells whether a token repeats (then the slower check says on
   // which lines). The specials are not in model.tokens yet: their ids are gaps, so it is the
-  // index of the regular tokens the encoder needs too (`index_out`).
+  // index of the regular tokens the encoder needs too (`index_out`). Its memory is zeroed
+  // while the ranks are read.
   TokenTable index;
+  std::vector<uint32_t> line_of_rank;
+  TM_RETURN_IF_ERROR(ParseRankLines(ranks, ranks_source, sidecar, sidecar_source, special_of_id,
+                                    model, line_of_rank, &index));
+  TM_RETURN_IF_ERROR(CheckNoGap(ranks_source, line_of_rank, special_of_id));
   index.Build(model.tokens, std::vector<bool>(model.tokens.size(), false));
   size_t distinct = 0;
   for (uint32_t line : line_of_rank) distinct += line != 0;

@@ -2,11 +2,13 @@
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_invoke.h>
 
 #include <algorithm>
 #include <bit>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "model/bpe/byte_hash.h"
 
@@ -78,6 +80,11 @@ std::vector<bool> SpecialIds(const BpeModel& model) {
   return is_special;
 }
 
+void TokenTable::Reserve(size_t count) {
+  reserved_slots_ = HugeArray<Slot>(TableSize(count));
+  reserved_values_ = HugeArray<Slot>(std::max<size_t>(count, 1));
+}
+
 void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector<bool>& skip) {
   const size_t n = tokens.size();
   auto taken = [&](size_t id) { return !skip[id] && !tokens[id].empty(); };
@@ -91,20 +98,42 @@ void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector
   // Each token's hash; per block the tokens taken, their bytes in long keys, the longest.
   std::unique_ptr<uint64_t[]> hash(new uint64_t[n]);
   std::vector<size_t> taken_before(blocks + 1, 0), long_before(blocks + 1, 0), longest(blocks, 0);
-  for_each_block([&](size_t b, size_t first, size_t last) {
-    size_t count = 0, long_bytes = 0, most = 0;
-    for (size_t id = first; id < last; ++id) {
-      if (!taken(id)) continue;
-      const std::string& token = tokens[id];
-      hash[id] = HashPiece(token);
-      ++count;
-      if (token.size() > kMaxPackedKey) long_bytes += token.size();
-      most = std::max(most, token.size());
-    }
-    taken_before[b + 1] = count;
-    long_before[b + 1] = long_bytes;
-    longest[b] = most;
-  });
+  auto hash_tokens = [&] {
+    for_each_block([&](size_t b, size_t first, size_t last) {
+      size_t count = 0, long_bytes = 0, most = 0;
+      for (size_t id = first; id < last; ++id) {
+        if (!taken(id)) continue;
+        const std::string& token = tokens[id];
+        hash[id] = HashPiece(token);
+        ++count;
+        if (token.size() > kMaxPackedKey) long_bytes += token.size();
+        most = std::max(most, token.size());
+      }
+      taken_before[b + 1] = count;
+      long_before[b + 1] = long_bytes;
+      longest[b] = most;
+    });
+  };
+  // The slots, and the slots' values in the order they are placed: Reserve()'s when they fit,
+  // else zeroed here while the tokens are hashed.
+  size_t taken_count = 0;
+  for (size_t id = 0; id < n; ++id) taken_count += taken(id);
+  const size_t capacity = TableSize(taken_count);
+  HugeArray<Slot> values;
+  if (reserved_slots_.size() == capacity && reserved_values_.size() >= taken_count) {
+    slots_ = std::exchange(reserved_slots_, HugeArray<Slot>());
+    values = std::exchange(reserved_values_, HugeArray<Slot>());
+    hash_tokens();
+  } else {
+    reserved_slots_ = HugeArray<Slot>();
+    reserved_values_ = HugeArray<Slot>();
+    tbb::parallel_invoke(
+        [&] {
+          slots_ = HugeArray<Slot>(capacity);  // zeroed: empty slots
+          values = HugeArray<Slot>(std::max<size_t>(taken_count, 1));
+        },
+        hash_tokens);
+  }
   for (size_t b = 0; b < blocks; ++b) {
     taken_before[b + 1] += taken_before[b];
     long_before[b + 1] += long_before[b];
@@ -112,8 +141,6 @@ void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector
   size_ = taken_before[blocks];
   longest_ = blocks == 0 ? 0 : *std::max_element(longest.begin(), longest.end());
   distinct_ = true;
-  const size_t capacity = TableSize(size_);
-  slots_ = HugeArray<Slot>(capacity);  // zeroed: empty slots
   mask_ = capacity - 1;
   const size_t region_slots = std::min(capacity, kRegionSlots);
   const int region_shift = std::countr_zero(region_slots);
@@ -141,7 +168,6 @@ void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector
   // The slots' values in that order (the tokens read in id order, not gathered by region);
   // the long keys in id order, where serial appends would put them.
   long_keys_.assign(long_before[blocks], '\0');
-  std::unique_ptr<Slot[]> values(new Slot[std::max<size_t>(size_, 1)]);
   for_each_block([&](size_t b, size_t first, size_t last) {
     size_t* next = &at[b * regions];
     size_t offset = long_before[b];
