@@ -15,6 +15,7 @@
 #include "common/file_util.h"
 #include "count/count_text.h"
 #include "model/bpe/bpe_encoder.h"
+#include "model/bpe/char_segments.h"
 #include "model/bpe/byte_hash.h"
 #include "model/encoder.h"
 #include "model/bpe/id_writer.h"
@@ -558,6 +559,58 @@ TEST(CharSegments, SplittingPiecesOfChineseChangesNoId) {
     });
     EXPECT_GT(chinese_pieces, 1000u) << "model " << m;
     EXPECT_GT(splitting, chinese_pieces / 2) << "model " << m;
+  }
+}
+
+// Whether some token matches text a1 a2 | b0 b1 (continuation bytes a1, a2, b1; lead byte b0 of
+// e0..ef) across the boundary, as CharSegments defines it: its 2 bytes each side of a cut, as far
+// as the token reaches. One window at a time, over every cut of every token.
+std::vector<bool> StraddledWindowsByBruteForce(const std::vector<std::string>& tokens) {
+  std::vector<bool> straddled(size_t{1} << 22, false);  // by (a1, a2, b0 & 15, b1) low 6 bits
+  auto matches = [](const std::string& token, size_t at, unsigned byte) {
+    return at >= token.size() || static_cast<unsigned char>(token[at]) == byte;
+  };
+  for (const std::string& token : tokens) {
+    for (size_t cut = 1; cut < token.size(); ++cut) {
+      const unsigned a2 = static_cast<unsigned char>(token[cut - 1]);
+      const unsigned b0 = static_cast<unsigned char>(token[cut]);
+      if (a2 < 0x80 || a2 >= 0xC0 || b0 < 0xE0 || b0 >= 0xF0) continue;
+      for (unsigned a1 = 0x80; a1 < 0xC0; ++a1) {
+        if (cut >= 2 && static_cast<unsigned char>(token[cut - 2]) != a1) continue;
+        for (unsigned b1 = 0x80; b1 < 0xC0; ++b1) {
+          if (!matches(token, cut + 1, b1)) continue;
+          straddled[(a1 & 63) << 16 | (a2 & 63) << 10 | (b0 & 15) << 6 | (b1 & 63)] = true;
+        }
+      }
+    }
+  }
+  return straddled;
+}
+
+TEST(CharSegments, SafeBoundariesAreThoseNoTokenStraddles) {
+  std::vector<BpeModel> models;
+  for (const char* name : {"cl100k_base", "o200k_base"}) {
+    models.push_back(testing::LoadBpeModelOrFail(testing::TestVocabDir() + name + ".tiktoken"));
+  }
+  for (const BpeModel& model : models) {
+    const std::vector<bool> straddled = StraddledWindowsByBruteForce(model.tokens);
+    size_t marked = 0;
+    for (bool s : straddled) marked += s;
+    EXPECT_GT(marked, 1000u);  // the test means something: cl100k_base straddles 10.6 k windows
+    CharSegments segments;
+    segments.MarkBoundaries(model.tokens);
+    size_t wrong = 0;
+    unsigned char text[4];
+    for (uint32_t key = 0; key < straddled.size(); ++key) {
+      text[0] = 0x80 | (key >> 16 & 63);
+      text[1] = 0x80 | (key >> 10 & 63);
+      text[2] = 0xE0 | (key >> 6 & 15);
+      text[3] = 0x80 | (key & 63);
+      if (segments.SafeBoundary(text + 2) == straddled[key] && ++wrong <= 3) {
+        ADD_FAILURE() << "window " << key << ": safe " << !straddled[key] << " expected";
+      }
+    }
+    EXPECT_EQ(wrong, 0u);
   }
 }
 
