@@ -79,7 +79,8 @@ std::string_view ModelFormatName(ModelFormat format) {
 }
 
 absl::StatusOr<ModelFormat> DetectModelFormat(const std::string& path) {
-  TM_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  TM_ASSIGN_OR_RETURN(SharedBytes mapped, MapFile(path));  // as LoadModelFrom does
+  const std::string_view text = mapped.view();
   switch (ClassifyJson(text)) {
     case JsonKind::kNotJson:
       return LooksLikeTiktoken(text) || std::string_view(path).ends_with(".tiktoken") ||

@@ -443,8 +443,8 @@ std::string TiktokenRanksPath(const std::string& sidecar_path) {
 }
 
 absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path) {
-  TM_ASSIGN_OR_RETURN(std::string ranks, ReadFile(ranks_path));
-  return LoadTiktoken(ranks_path, ranks);
+  TM_ASSIGN_OR_RETURN(SharedBytes ranks, MapFile(ranks_path));  // as LoadModel does
+  return LoadTiktoken(ranks_path, ranks.view());
 }
 
 absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path, std::string_view ranks,
