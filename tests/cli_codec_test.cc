@@ -45,7 +45,7 @@ TEST(CliEncode, DisallowedSpecialNamesTheLine) {
   auto r = RunCli({"encode", "--tokenizer", kGpt2, "--specials", "disallow", "--block-bytes", "5"},
                   "one\ntwo\nthree <|endoftext|>\n");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "tokenmill encode: error: -:3: the text contains the special token '<|endoftext|>' "
+  EXPECT_EQ(r.err, "tokenmill encode: error: stdin:3: the text contains the special token '<|endoftext|>' "
                    "at byte 6; allow special tokens or encode them as text\n");
 }
 

@@ -5,7 +5,9 @@
 // any thread count writes the same bytes (tiny shards, --doc-mode file, JSON lines, .zst,
 // stdin); u16 is refused for cl100k; Ctrl-C leaves no file; the Megatron .idx and the .npy are
 // read back here and by numpy; --stats agrees with counting the ids; inspect shows a token
-// file; and the errors a user can cause.
+// file; inputs of every kind given together keep their order; --doc-mode file mixes files and
+// JSON records; refusals name their line in any batch; a second signal exits at once without
+// the temporary file; and the errors a user can cause.
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -384,22 +386,21 @@ TEST(EncodeCorpusCli, U16IsRefusedForCl100k) {
 
 // ---- 5. Ctrl-C leaves nothing ------------------------------------------------------------
 
-TEST(EncodeCorpusCli, InterruptedEncodeLeavesNoFile) {
-  TempDir dir;
-  const std::string out = dir.File("out.u32");
+// Starts `tokenmill encode ... -` reading a pipe; returns its pid and the pipe's write end.
+std::pair<pid_t, int> StartEncodingAPipe(const std::vector<std::string>& args) {
   int in[2];
-  ASSERT_EQ(pipe(in), 0);
+  if (pipe(in) != 0) return {-1, -1};
   const pid_t pid = fork();
   if (pid == 0) {
+    // Signals as a terminal's job has them, whatever this test was started with (nohup, &).
+    signal(SIGINT, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
     dup2(in[0], 0);
     close(in[0]);
     close(in[1]);
     int null = open("/dev/null", O_RDWR);
     dup2(null, 1);
     dup2(null, 2);
-    const std::vector<std::string> args = {"encode", "--tokenizer", kCl100k, "--output", out,
-                                           "--output-format", "u32", "--batch-bytes", "4096",
-                                           "--threads", "2"};
     std::vector<char*> argv = {const_cast<char*>(TOKENMILL_CLI_PATH)};
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -407,16 +408,42 @@ TEST(EncodeCorpusCli, InterruptedEncodeLeavesNoFile) {
     _exit(127);
   }
   close(in[0]);
+  return {pid, in[1]};
+}
+
+// The exit status of `pid` within 10 s, or -1 (then it is killed).
+int WaitUpTo10s(pid_t pid) {
+  int status = 0;
+  for (int i = 0; i < 1000; ++i) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return status;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return -1;
+}
+
+// Whether a file whose name starts with `prefix` appears in `dir` within 10 s.
+bool FileAppears(const std::string& dir, const std::string& prefix) {
+  for (int i = 0; i < 1000; ++i) {
+    if (!FilesStartingWith(dir, prefix).empty()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+TEST(EncodeCorpusCli, InterruptedEncodeLeavesNoFile) {
+  TempDir dir;
+  const std::string out = dir.File("out.u32");
+  const auto [pid, feed] = StartEncodingAPipe({"encode", "--tokenizer", kCl100k, "--output", out,
+                                               "--output-format", "u32", "--batch-bytes", "4096",
+                                               "--threads", "2"});
+  ASSERT_GT(pid, 0);
   std::string lines;
   for (int i = 0; i < 2000; ++i) lines += "line " + std::to_string(i) + " of a corpus that is still coming\n";
-  ASSERT_EQ(write(in[1], lines.data(), lines.size()), static_cast<ssize_t>(lines.size()));
+  ASSERT_EQ(write(feed, lines.data(), lines.size()), static_cast<ssize_t>(lines.size()));
   // Wait until the child has its temporary file (it is reading and encoding by then).
-  bool started = false;
-  for (int i = 0; i < 1000 && !started; ++i) {
-    started = !FilesStartingWith(dir.path(), "out.u32.tmp.").empty();
-    if (!started) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_TRUE(started) << "no out.u32.tmp.* appeared";
+  EXPECT_TRUE(FileAppears(dir.path(), "out.u32.tmp.")) << "no out.u32.tmp.* appeared";
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ASSERT_EQ(kill(pid, SIGINT), 0);
   // A read of stdin blocked on the open pipe is not interrupted (reads retry on EINTR): the
@@ -424,7 +451,7 @@ TEST(EncodeCorpusCli, InterruptedEncodeLeavesNoFile) {
   // stop without waiting for its end).
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   signal(SIGPIPE, SIG_IGN);
-  if (write(in[1], lines.data(), lines.size()) < 0) {
+  if (write(feed, lines.data(), lines.size()) < 0) {
     // the child may have stopped already
   }
   int status = 0;
@@ -435,7 +462,7 @@ TEST(EncodeCorpusCli, InterruptedEncodeLeavesNoFile) {
   }
   if (done == 0) {
     ADD_FAILURE() << "encode did not stop within 10 s of SIGINT while stdin stayed open";
-    close(in[1]);
+    close(feed);
     for (int i = 0; i < 500 && done == 0; ++i) {
       done = waitpid(pid, &status, WNOHANG);
       if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -445,7 +472,7 @@ TEST(EncodeCorpusCli, InterruptedEncodeLeavesNoFile) {
       waitpid(pid, &status, 0);
     }
   } else {
-    close(in[1]);
+    close(feed);
   }
   ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
   EXPECT_EQ(WEXITSTATUS(status), 130);
@@ -656,7 +683,14 @@ TEST(EncodeCorpusCli, StatsAgreeWithCountingTheIds) {
   const size_t documents = LineDocuments(slice).size();
   EXPECT_THAT(r.err, HasSubstr("stats: " + std::to_string(documents) + " documents, " +
                                 std::to_string(slice.size()) + " bytes, " + std::to_string(ids.size()) +
-                                " tokens\n"));
+                                " tokens (" + std::to_string(documents) + " of them --eot)\n"));
+  // Per byte and per document: the text's own tokens, the separators left out.
+  const double text_tokens = static_cast<double>(ids.size() - documents);
+  char per[160];
+  std::snprintf(per, sizeof(per), "stats: %.4f tokens per byte (%.3f bytes per token), %.2f tokens per document",
+                text_tokens / static_cast<double>(slice.size()), static_cast<double>(slice.size()) / text_tokens,
+                text_tokens / static_cast<double>(documents));
+  EXPECT_THAT(r.err, HasSubstr(per));
   std::map<uint32_t, uint64_t> counts;
   for (uint32_t id : ids) ++counts[id];
   std::vector<std::pair<uint32_t, uint64_t>> order(counts.begin(), counts.end());
@@ -759,6 +793,178 @@ TEST(EncodeCorpusCli, UserErrors) {
   CliResult dec16 = RunCli({"decode", "--tokenizer", kGpt2, beyond16});
   EXPECT_EQ(dec16.exit_code, 1);
   EXPECT_THAT(dec16.err, HasSubstr("60000"));
+}
+
+// ---- 11. Inputs of every kind together, in input order ------------------------------------
+
+// Compressed files and stdin are read as streams, the others in shards; the output must still
+// follow the order the inputs were given in (a reader that handed out streams first wrote the
+// .zst and stdin documents before the files given before them).
+TEST(EncodeCorpusCli, MixedInputsAreWrittenInInputOrder) {
+  TempDir dir;
+  const std::string a = RandomUnicode(30000, 11), b = RandomUnicode(20000, 12), c = RandomUnicode(25000, 13),
+                    d = "the stdin document\nand its second line\n", e = "a last small file\n";
+  const std::string fa = dir.Write("a.txt", a), fb = dir.Write("b.txt.zst", ZstdCompress(b)),
+                    fc = dir.Write("c.txt", c), fe = dir.Write("e.txt", e);
+  for (const char* threads : {"1", "2", "4"}) {
+    SCOPED_TRACE(std::string(threads) + " threads");
+    // Line documents, small shards and batches so that every input is several.
+    const std::string out = dir.File(std::string("lines") + threads + ".u32");
+    CliResult r = Encode(kCl100k, {"--output", out, "--threads", threads, "--shard-bytes", "4096",
+                                   "--batch-bytes", "4096", fa, fb, "-", fc, fe},
+                         d);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    CliResult dec = RunCli({"decode", "--tokenizer", kCl100k, out});
+    ASSERT_EQ(dec.exit_code, 0) << dec.err;
+    EXPECT_TRUE(dec.out == a + b + d + c + e) << "decoded " << dec.out.size() << " bytes";
+    // Each file a document, with separators and an index.
+    const std::string docs = dir.File(std::string("docs") + threads + ".u32");
+    const std::string idx = dir.File(std::string("docs") + threads + ".idx");
+    CliResult f = Encode(kCl100k, {"--output", docs, "--index", idx, "--doc-mode", "file", "--eot", kEot,
+                                   "--threads", threads, "--shard-bytes", "4096", "--batch-bytes", "4096",
+                                   fb, fa, "-", fe, fc},
+                         d);
+    ASSERT_EQ(f.exit_code, 0) << f.err;
+    CliResult fdec = RunCli({"decode", "--tokenizer", kCl100k, docs});
+    ASSERT_EQ(fdec.exit_code, 0) << fdec.err;
+    EXPECT_TRUE(fdec.out == WithEot({b, a, d, e, c}));
+    const IdxFile index = ParseIdx(idx);
+    EXPECT_EQ(index.sizes.size(), 5u);
+  }
+}
+
+// ---- 12. --doc-mode file with text files and JSON lines together ---------------------------
+
+TEST(EncodeCorpusCli, DocModeFileClosesAFileBeforeJsonRecords) {
+  TempDir dir;
+  const std::string a = "alpha beta\ngamma", c = "the last file\n";
+  const std::string fa = dir.Write("a.txt", a), fc = dir.Write("c.txt", c);
+  const std::string fb = dir.Write("b.jsonl", "{\"text\": \"one two\"}\n{\"text\": \"three\\nfour\"}\n");
+  const std::vector<std::string> docs = {a, "one two", "three\nfour", c};
+  const std::string out = dir.File("docs.u32"), idx = dir.File("docs.idx");
+  CliResult r = Encode(kCl100k, {"--output", out, "--index", idx, "--doc-mode", "file", "--eot", kEot, fa, fb, fc});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  CliResult dec = RunCli({"decode", "--tokenizer", kCl100k, out});
+  ASSERT_EQ(dec.exit_code, 0) << dec.err;
+  EXPECT_TRUE(dec.out == WithEot(docs)) << dec.out;
+  // The index: each document's ids, its separator included, as encoding it alone gives.
+  std::vector<int32_t> sizes;
+  for (const std::string& doc : docs) {
+    CliResult whole = Encode(kCl100k, {"--whole", dir.Write("one.txt", doc)});
+    ASSERT_EQ(whole.exit_code, 0) << whole.err;
+    sizes.push_back(static_cast<int32_t>(ParseTextIds(whole.out).at(0).size() + 1));
+  }
+  ExpectIndex(idx, 4, 4, sizes);
+  // Text output: one line of ids per document.
+  CliResult text = Encode(kCl100k, {"--doc-mode", "file", fa, fb, fc});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const auto lines = ParseTextIds(text.out);
+  ASSERT_EQ(lines.size(), 4u) << text.out;
+  for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(lines[i].size() + 1, static_cast<size_t>(sizes[i])) << i;
+}
+
+// ---- 13. A refused line is named, in any batch of any input --------------------------------
+
+TEST(EncodeCorpusCli, RefusalsNameTheirLineInLaterBatches) {
+  TempDir dir;
+  std::string text;
+  for (int i = 1; i < 3000; ++i) text += "line " + std::to_string(i) + " of plain text before the bad one\n";
+  text += "line 3000 holds " + kEot + " here\nline 3001\n";
+  const std::string plain = dir.Write("in.txt", text), zst = dir.Write("in.txt.zst", ZstdCompress(text));
+  struct Case {
+    std::string name;
+    std::vector<std::string> args;
+    std::string stdin_text;
+    std::string where;
+  };
+  const std::vector<Case> cases = {
+      {"file", {plain}, "", plain + ":3000:"},
+      {"zst", {zst}, "", zst + ":3000:"},
+      {"stdin", {"-"}, text, "stdin:3000:"},
+      {"file, doc-mode file", {"--doc-mode", "file", plain}, "", plain + ":3000:"},
+      {"zst, doc-mode file", {"--doc-mode", "file", zst}, "", zst + ":3000:"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::string> args = {"--output", dir.File("out.u32"), "--specials", "disallow",
+                                     "--shard-bytes", "4096", "--batch-bytes", "4096"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    CliResult r = Encode(kCl100k, args, c.stdin_text);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_THAT(r.err, HasSubstr(c.where + " the text contains the special token '" + kEot + "' at byte 16"));
+    EXPECT_EQ(FilesStartingWith(dir.path(), "out"), std::vector<std::string>{});
+  }
+}
+
+// ---- 14. A second signal leaves at once, and takes the temporary file along -----------------
+
+TEST(EncodeCorpusCli, SecondSignalExitsAtOnceWithoutTheTemporaryFile) {
+  TempDir dir;
+  std::string lines;
+  for (int i = 0; i < 200; ++i) lines += "line " + std::to_string(i) + " of a corpus that is still coming\n";
+  for (int sig : {SIGINT, SIGHUP}) {
+    SCOPED_TRACE(sig == SIGINT ? "SIGINT" : "SIGHUP");
+    const std::string out = dir.File("out.u32");
+    auto [pid, feed] = StartEncodingAPipe({"encode", "--tokenizer", kCl100k, "--output", out,
+                                           "--output-format", "u32", "--batch-bytes", "4096", "-"});
+    ASSERT_GT(pid, 0);
+    ASSERT_EQ(write(feed, lines.data(), lines.size()), static_cast<ssize_t>(lines.size()));
+    EXPECT_TRUE(FileAppears(dir.path(), "out.u32.tmp.")) << "no out.u32.tmp.* appeared";
+    // stdin stays open and idle: the first signal waits for the next batch; the second one
+    // exits at once.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ASSERT_EQ(kill(pid, sig), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ASSERT_EQ(kill(pid, sig), 0);
+    const int status = WaitUpTo10s(pid);
+    close(feed);
+    ASSERT_NE(status, -1) << "encode did not exit within 10 s of the second signal";
+    ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+    EXPECT_EQ(WEXITSTATUS(status), 128 + sig);
+    EXPECT_EQ(FilesStartingWith(dir.path(), "out"), std::vector<std::string>{});
+  }
+}
+
+// ---- 15. More errors and guesses -----------------------------------------------------------
+
+TEST(EncodeCorpusCli, OutputsIndexesAndFormatsThatDoNotFit) {
+  TempDir dir;
+  const std::string input = dir.Write("in.txt", "hello world\nsecond line\n");
+  // --output *.u16 / *.u32 without --output-format: the extension says the format.
+  for (const auto& [name, width] : {std::pair<std::string, size_t>{"ids.u16", 2}, {"ids.u32", 4}}) {
+    CliResult r = Encode(kGpt2, {"--output", dir.File(name), input});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    CliResult text = Encode(kGpt2, {input});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_EQ(ReadWords(dir.File(name), width), Flatten(ParseTextIds(text.out))) << name;
+  }
+  // The index cannot be the token file.
+  const std::string same = dir.File("same.u32");
+  CliResult same_file = Encode(kGpt2, {"--output", same, "--index", dir.path() + "/./same.u32", input});
+  EXPECT_EQ(same_file.exit_code, 2);
+  EXPECT_THAT(same_file.err, HasSubstr("same file"));
+  EXPECT_FALSE(std::filesystem::exists(same));
+  // An output in a folder that does not exist says so.
+  CliResult nowhere = Encode(kGpt2, {"--output", dir.path() + "/no_folder/ids.u32", input});
+  EXPECT_EQ(nowhere.exit_code, 1);
+  EXPECT_THAT(nowhere.err, HasSubstr("output folder does not exist"));
+  // inspect with the index of another token file: refused, nothing read past the ids.
+  const std::string small = dir.File("small.u32"), big = dir.File("big.u32"), big_idx = dir.File("big.idx");
+  ASSERT_EQ(Encode(kGpt2, {"--output", small, dir.Write("one.txt", "a few words")}).exit_code, 0);
+  std::string many;
+  for (int i = 0; i < 100; ++i) many += "a longer line of words, number " + std::to_string(i) + "\n";
+  ASSERT_EQ(Encode(kGpt2, {"--output", big, "--index", big_idx, dir.Write("many.txt", many)}).exit_code, 0);
+  CliResult wrong = RunCli({"inspect", small, "--index", big_idx, "--tokenizer", kGpt2});
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_THAT(wrong.err, HasSubstr("does not fit"));
+  // A binary token file under a name that does not say its format: decode reads it as text and
+  // says how to read it as binary, its bytes shown escaped.
+  const std::string bin = dir.Write("ids.bin", ReadAll(dir.File("ids.u32")));
+  CliResult guessed = RunCli({"decode", "--tokenizer", kGpt2, bin});
+  EXPECT_EQ(guessed.exit_code, 1);
+  EXPECT_THAT(guessed.err, HasSubstr("--input-format u16, u32 or npy"));
+  EXPECT_THAT(guessed.err, HasSubstr("\\x00"));
+  EXPECT_EQ(std::count(guessed.err.begin(), guessed.err.end(), '\n'), 1) << guessed.err;
 }
 
 }  // namespace

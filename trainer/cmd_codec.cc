@@ -176,13 +176,17 @@ absl::StatusOr<TokenId> EotId(const Model& model, const std::string& text) {
 // --stats: what users look at to judge a tokenizer on their data.
 void PrintStats(const Model& model, const EncodeCorpusResult& r) {
   const double tokens = static_cast<double>(r.tokens);
-  std::fprintf(stderr, "stats: %llu documents, %llu bytes, %llu tokens\n",
+  std::fprintf(stderr, "stats: %llu documents, %llu bytes, %llu tokens%s\n",
                static_cast<unsigned long long>(r.documents), static_cast<unsigned long long>(r.bytes),
-               static_cast<unsigned long long>(r.tokens));
-  std::fprintf(stderr, "stats: %.4f tokens per byte (%.3f bytes per token), %.2f tokens per document\n",
-               r.bytes > 0 ? tokens / static_cast<double>(r.bytes) : 0.0,
-               r.tokens > 0 ? static_cast<double>(r.bytes) / tokens : 0.0,
-               r.documents > 0 ? tokens / static_cast<double>(r.documents) : 0.0);
+               static_cast<unsigned long long>(r.tokens),
+               r.eot_tokens > 0 ? StrCat(" (", r.eot_tokens, " of them --eot)").c_str() : "");
+  // Per byte and per document: the text's own tokens, without the --eot separators.
+  const double text_tokens = static_cast<double>(r.tokens - r.eot_tokens);
+  std::fprintf(stderr, "stats: %.4f tokens per byte (%.3f bytes per token), %.2f tokens per document%s\n",
+               r.bytes > 0 ? text_tokens / static_cast<double>(r.bytes) : 0.0,
+               text_tokens > 0 ? static_cast<double>(r.bytes) / text_tokens : 0.0,
+               r.documents > 0 ? text_tokens / static_cast<double>(r.documents) : 0.0,
+               r.eot_tokens > 0 ? " (without the --eot)" : "");
   std::vector<TokenId> order;
   for (size_t id = 0; id < r.id_counts.size(); ++id) {
     if (r.id_counts[id] > 0) order.push_back(static_cast<TokenId>(id));
@@ -231,7 +235,8 @@ int RunEncode(int argc, char** argv) {
   flags.AddChoice("output-format", &options.output_format, {"text", "u16", "u32", "npy"},
                   "text (decimal ids, a line per document), u16 / u32 (little-endian ids, "
                   "u16 only for vocabularies of at most 65,536 ids), npy (NumPy, uint16 or "
-                  "uint32 as the vocabulary needs); default text, npy for --output *.npy");
+                  "uint32 as the vocabulary needs); default text, or what --output's extension "
+                  "says (.npy, .u16, .u32)");
   flags.AddString("eot", &options.eot,
                   "append this token after each document (e.g. <|endoftext|>: a special token, "
                   "or any token's text)");
@@ -290,7 +295,12 @@ int RunEncode(int argc, char** argv) {
     PrintError("encode", "--threads must be 0 (all cores) or more");
     return kExitUsage;
   }
-  if (!flags.WasSet("output-format") && corpus.output.ends_with(".npy")) options.output_format = "npy";
+  // Unless given, the format the --output's extension names (as decode and inspect read it).
+  if (!flags.WasSet("output-format")) {
+    for (const char* format : {"npy", "u16", "u32"}) {
+      if (corpus.output.ends_with(StrCat(".", format))) options.output_format = format;
+    }
+  }
   corpus.format = *ParseTokenFileFormat(options.output_format);
   // --whole and --alpha keep the line encoder (text on stdout, one input).
   const bool legacy = options.whole || options.alpha > 0;
@@ -312,6 +322,12 @@ int RunEncode(int argc, char** argv) {
   if (!corpus.index.empty() && corpus.format != TokenFileFormat::kU16 &&
       corpus.format != TokenFileFormat::kU32) {
     PrintError("encode", "--index (Megatron's .idx) goes with --output-format u16 or u32");
+    return kExitUsage;
+  }
+  if (!corpus.index.empty() && !corpus.output.empty() && corpus.output != "-" &&
+      CanonicalPath(corpus.index) == CanonicalPath(corpus.output)) {
+    PrintError("encode", StrCat("--index and --output are the same file ('", corpus.index,
+                                "'): the index would replace the ids"));
     return kExitUsage;
   }
   if (corpus.format != TokenFileFormat::kText && (corpus.output.empty() || corpus.output == "-") &&
@@ -367,7 +383,7 @@ int RunEncode(int argc, char** argv) {
     if (result->skipped_records > 0) {
       std::fprintf(stderr, "tokenmill encode: skipped %llu bad JSON records; the first: %s\n",
                    static_cast<unsigned long long>(result->skipped_records),
-                   result->first_skipped.c_str());
+                   ShowFlags(result->first_skipped).c_str());
     }
     if (options.stats) PrintStats((*encoder)->model(), *result);
     return kExitOk;
@@ -425,11 +441,13 @@ int RunDecode(int argc, char** argv) {
     return kExitFailure;
   }
   std::optional<TokenFileFormat> binary;
+  bool text_guessed = false;  // read as text only because nothing said otherwise
   if (options.input_format != "auto" && options.input_format != "text") {
     binary = *ParseTokenFileFormat(options.input_format);
   } else if (options.input_format == "auto" && parsed.input != "-") {
     absl::StatusOr<TokenFileFormat> detected = DetectTokenFileFormat(parsed.input, std::nullopt);
     if (detected.ok() && *detected != TokenFileFormat::kText) binary = *detected;
+    text_guessed = !detected.ok();
   }
   if (binary) {
     if (parsed.input == "-") {
@@ -462,7 +480,10 @@ int RunDecode(int argc, char** argv) {
     ids.clear();
     if (absl::Status parsed_line = ParseIdLine(line, &ids); !parsed_line.ok()) {
       status = absl::InvalidArgumentError(
-          StrCat(parsed.input, ":", line_number, ": ", parsed_line.message()));
+          StrCat(parsed.input, ":", line_number, ": ", parsed_line.message(),
+                 text_guessed ? " (read as lines of ids, as its name has no .u16/.u32/.npy: "
+                                "for a binary token file give --input-format u16, u32 or npy)"
+                              : ""));
       return;
     }
     text.clear();

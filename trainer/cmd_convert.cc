@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "common/file_util.h"
 #include "common/strings.h"
 #include "flags.h"
 #include "model/model_file.h"
@@ -24,12 +25,6 @@ struct ConvertCommandOptions {
   bool lowercase = false;
   bool strip_accents = false;
 };
-
-std::string Canonical(const std::string& path) {
-  std::error_code error;
-  std::filesystem::path canonical = std::filesystem::weakly_canonical(path, error);
-  return error ? path : canonical.string();
-}
 
 }  // namespace
 
@@ -68,11 +63,11 @@ int RunConvert(int argc, char** argv) {
     PrintError("convert", outputs.status());
     return kExitUsage;
   }
-  std::vector<std::string> inputs = {Canonical(in)};
+  std::vector<std::string> inputs = {CanonicalPath(in)};
   absl::StatusOr<ModelFormat> format = DetectModelFormat(in);
   if (format.ok() && *format == ModelFormat::kTiktoken) {
-    inputs.push_back(Canonical(TiktokenSidecarPath(in)));
-    inputs.push_back(Canonical(TiktokenRanksPath(in)));
+    inputs.push_back(CanonicalPath(TiktokenSidecarPath(in)));
+    inputs.push_back(CanonicalPath(TiktokenRanksPath(in)));
   }
   if ((options.lowercase || options.strip_accents) &&
       !(format.ok() && *format == ModelFormat::kVocabTxt)) {
@@ -82,7 +77,7 @@ int RunConvert(int argc, char** argv) {
   }
   for (const std::string& file : *outputs) {
     for (const std::string& input : inputs) {
-      if (Canonical(file) == input) {
+      if (CanonicalPath(file) == input) {
         PrintError("convert", StrCat("writing ", out, " would overwrite the input file ", file));
         return kExitUsage;
       }

@@ -306,13 +306,25 @@ int PrintTokenFile(const std::string& path, const InspectCommandOptions& options
       }
       // The index's dtype gives the width (an npy file's ids need not reach 65,536).
       const size_t width = read->dtype_code == 8 ? 2 : 4;
-      size_t total = 0;
+      uint64_t total = 0;
       for (size_t i = 0; i < read->sizes.size(); ++i) {
-        const size_t begin = static_cast<size_t>(read->pointers[i]) / width;
-        documents.push_back({begin, begin + static_cast<size_t>(read->sizes[i])});
-        total += static_cast<size_t>(read->sizes[i]);
+        // Each document must lie within the token file: an index of another file would
+        // otherwise decode ids past its end.
+        const int64_t pointer = read->pointers[i];
+        const int64_t size = read->sizes[i];
+        if (pointer < 0 || size < 0 || pointer % static_cast<int64_t>(width) != 0 ||
+            static_cast<uint64_t>(pointer) / width + static_cast<uint64_t>(size) > ids.size()) {
+          PrintError("inspect", StrCat("index '", index, "' does not fit '", path, "' (", ids.size(),
+                                       " tokens): its document ", i + 1, " is ", size,
+                                       " tokens at byte ", pointer, "; is it this file's index?"));
+          return kExitFailure;
+        }
+        const size_t begin = static_cast<size_t>(pointer) / width;
+        documents.push_back({begin, begin + static_cast<size_t>(size)});
+        total += static_cast<uint64_t>(size);
       }
-      std::printf("index: %s, %zu documents, %zu tokens%s\n", index.c_str(), read->sizes.size(), total,
+      std::printf("index: %s, %zu documents, %llu tokens%s\n", index.c_str(), read->sizes.size(),
+                  static_cast<unsigned long long>(total),
                   total == ids.size() ? "" : " (not the token file's count!)");
     }
   }

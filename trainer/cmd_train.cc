@@ -96,7 +96,7 @@ void PrintSummary(const RunOutcome& outcome, const TrainingRunOptions& options) 
   }
 }
 
-// After SIGINT/SIGTERM: say where the checkpoint is and how to resume; exit 128 + signal.
+// After SIGINT/SIGTERM/SIGHUP: say where the checkpoint is and how to resume; exit 128 + signal.
 int ReportInterrupted(const RunOutcome& outcome, int sig) {
   if (outcome.checkpoint_path.empty()) {
     std::fprintf(stderr, "tokenmill train: interrupted; checkpoints were off (--checkpoint=none), "
@@ -128,9 +128,9 @@ constexpr char kTrainDescription[] =
     "byte fallback, the metaspace preset and NFKC, <unk> at id 0 unless told otherwise.\n"
     "--progress also reports the merges (bar: merges/s, ETA, the last token).\n"
     "Checkpoints (OUTPUT.ckpt by default) are written after counting, at the end, on\n"
-    "Ctrl-C/SIGTERM and as often as asked; `tokenmill train --resume CKPT` continues an\n"
-    "interrupted run to the identical tokenizer, or extends a finished one with a larger\n"
-    "--vocab-size.";
+    "Ctrl-C/SIGTERM/SIGHUP and as often as asked; `tokenmill train --resume CKPT`\n"
+    "continues an interrupted run to the identical tokenizer, or extends a finished one with\n"
+    "a larger --vocab-size.";
 
 void RegisterTrainFlags(FlagSet& flags, TrainCommandOptions* options) {
   TrainingRunOptions& run = options->run;
@@ -311,7 +311,7 @@ int RunTrain(int argc, char** argv) {
   TrainCommandOptions options;
   FlagSet flags("train", kTrainUsage, kTrainDescription);
   RegisterTrainFlags(flags, &options);
-  // From here on the first SIGINT/SIGTERM asks for an orderly stop (interrupt.h).
+  // From here on the first SIGINT/SIGTERM/SIGHUP asks for an orderly stop (interrupt.h).
   InterruptGuard interrupt_guard;
   absl::StatusOr<std::vector<std::string>> inputs = flags.Parse(argc, argv, 2);
   if (!inputs.ok()) {

@@ -1,6 +1,8 @@
-// SIGINT/SIGTERM for `tokenmill train`: the first signal asks the training run for an orderly
-// stop (the current merge finishes, a checkpoint is written, the command exits 130 / 143); a
-// second one exits at once, leaving the last complete checkpoint (writes are atomic).
+// SIGINT/SIGTERM/SIGHUP for `tokenmill train` and `encode`: the first signal asks the run for
+// an orderly stop (training: the current merge finishes, a checkpoint is written, the command
+// exits 128 + the signal; encoding: nothing is written); a second one exits at once, leaving the
+// last complete checkpoint (writes are atomic) and removing the temporary files of outputs
+// being written. SIGHUP is left ignored when the process started ignoring it (nohup).
 #pragma once
 
 namespace tokenmill::cli {
@@ -14,6 +16,9 @@ class InterruptGuard {
   InterruptGuard& operator=(const InterruptGuard&) = delete;
   // 0 until a signal arrives, then its number.
   static int signal_number();
+
+ private:
+  bool handle_hangup_ = false;
 };
 
 }  // namespace tokenmill::cli

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +14,57 @@
 #include "common/strings.h"
 
 namespace tokenmill {
+namespace {
+
+// The temporary files being written, for RemoveTemporariesNow(): fixed slots, so that a signal
+// handler can read them without locks or allocation. A slot is 0 (free), 1 (being filled) or
+// 2 (holds a path).
+constexpr size_t kTemporarySlots = 16;
+constexpr size_t kMaxTemporaryPath = 4096;
+struct TemporarySlot {
+  std::atomic<int> state{0};
+  char path[kMaxTemporaryPath];
+};
+TemporarySlot g_temporaries[kTemporarySlots];
+
+// The slot now naming `path`, or -1 (no free slot, or a path too long: then only a later run's
+// RemoveStaleTemporaries removes the file after a hard exit).
+int RegisterTemporary(const std::string& path) {
+  if (path.size() >= kMaxTemporaryPath) return -1;
+  for (size_t i = 0; i < kTemporarySlots; ++i) {
+    int expected = 0;
+    if (!g_temporaries[i].state.compare_exchange_strong(expected, 1)) continue;
+    std::memcpy(g_temporaries[i].path, path.c_str(), path.size() + 1);
+    g_temporaries[i].state.store(2, std::memory_order_release);
+    return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void UnregisterTemporary(int slot) {
+  if (slot >= 0) g_temporaries[slot].state.store(0, std::memory_order_release);
+}
+
+// Registers a temporary file for the life of the object.
+class TemporaryRegistration {
+ public:
+  explicit TemporaryRegistration(const std::string& path) : slot_(RegisterTemporary(path)) {}
+  ~TemporaryRegistration() { UnregisterTemporary(slot_); }
+  TemporaryRegistration(const TemporaryRegistration&) = delete;
+  TemporaryRegistration& operator=(const TemporaryRegistration&) = delete;
+
+ private:
+  int slot_;
+};
+
+}  // namespace
+
+void RemoveTemporariesNow() {
+  for (TemporarySlot& slot : g_temporaries) {
+    if (slot.state.load(std::memory_order_acquire) == 2) ::unlink(slot.path);
+  }
+}
+
 namespace {
 
 absl::Status ErrnoError(std::string_view what, const std::string& path, int err) {
@@ -24,6 +76,12 @@ absl::Status ErrnoError(std::string_view what, const std::string& path, int err)
 std::string ParentDir(const std::string& path) {
   std::filesystem::path parent = std::filesystem::path(path).parent_path();
   return parent.empty() ? std::string(".") : parent.string();
+}
+
+// Why the temporary file beside `path` could not be made (mkstemp failed with `err`).
+absl::Status TemporaryFileError(const std::string& path, int err) {
+  if (err == ENOENT) return ErrnoError("output folder does not exist:", ParentDir(path), err);
+  return ErrnoError("cannot create a temporary file beside", path, err);
 }
 
 }  // namespace
@@ -128,6 +186,12 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return data;
 }
 
+std::string CanonicalPath(const std::string& path) {
+  std::error_code error;
+  std::filesystem::path canonical = std::filesystem::weakly_canonical(path, error);
+  return error ? path : canonical.string();
+}
+
 absl::Status CheckWritableOutput(const std::string& path) {
   if (path.empty()) return absl::InvalidArgumentError("the output path is empty");
   struct stat st;
@@ -199,7 +263,8 @@ absl::Status WriteFileAtomically(const std::string& path,
   std::string dir = ParentDir(path);
   std::string tmp_template = path + ".tmp.XXXXXX";
   int fd = ::mkstemp(tmp_template.data());
-  if (fd < 0) return ErrnoError("cannot create a temporary file beside", path, errno);
+  if (fd < 0) return TemporaryFileError(path, errno);
+  TemporaryRegistration registration(tmp_template);
   const std::string& tmp = tmp_template;
   auto fail = [&](std::string_view what, int err) {
     ::close(fd);
@@ -248,7 +313,8 @@ absl::StatusOr<std::unique_ptr<StreamingFile>> StreamingFile::Create(const std::
   }
   file->tmp_ = path + ".tmp.XXXXXX";
   file->fd_ = ::mkstemp(file->tmp_.data());
-  if (file->fd_ < 0) return ErrnoError("cannot create a temporary file beside", path, errno);
+  if (file->fd_ < 0) return TemporaryFileError(path, errno);
+  file->temporary_slot_ = RegisterTemporary(file->tmp_);
   if (::fchmod(file->fd_, 0644) != 0) return ErrnoError("cannot set permissions of", path, errno);
   return file;
 }
@@ -256,6 +322,7 @@ absl::StatusOr<std::unique_ptr<StreamingFile>> StreamingFile::Create(const std::
 StreamingFile::~StreamingFile() {
   if (fd_ >= 0) ::close(fd_);
   if (!committed_ && !tmp_.empty()) ::unlink(tmp_.c_str());
+  UnregisterTemporary(temporary_slot_);
 }
 
 absl::Status StreamingFile::Write(std::string_view bytes) {
@@ -288,6 +355,8 @@ absl::Status StreamingFile::Commit() {
     }
   }
   committed_ = true;
+  UnregisterTemporary(temporary_slot_);
+  temporary_slot_ = -1;
   return absl::OkStatus();
 }
 

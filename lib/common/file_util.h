@@ -43,6 +43,10 @@ absl::StatusOr<SharedBytes> MapFile(const std::string& path);
 // Checks that `path` names a readable regular file (or "-" for stdin) without reading it.
 absl::Status CheckReadableFile(const std::string& path);
 
+// `path` made absolute, with symbolic links and "." / ".." resolved as far as it exists (the
+// path unchanged if that fails): two paths naming one file give the same string.
+std::string CanonicalPath(const std::string& path);
+
 // Checks, before any long work starts, that a file can later be created at `path`: its folder
 // exists and is writable, and `path` itself is not a folder.
 absl::Status CheckWritableOutput(const std::string& path);
@@ -81,10 +85,15 @@ class StreamingFile {
  private:
   StreamingFile() = default;
   std::string path_, tmp_;
+  int temporary_slot_ = -1;  // tmp_ for RemoveTemporariesNow
   int fd_ = -1;
   bool in_place_ = false;
   bool committed_ = false;
 };
+
+// Unlinks the temporary files being written now (StreamingFile's and WriteFileAtomically's),
+// for a process that must exit at once from a signal handler: async-signal-safe.
+void RemoveTemporariesNow();
 
 // A run killed (SIGKILL, power loss) while writing PATH atomically leaves its temporary file
 // PATH.tmp.XXXXXX behind; this removes such files. Call it before writing PATH again.

@@ -108,12 +108,14 @@ BatchReader::BatchReader(std::vector<InputFile> inputs, std::vector<CutRule> cut
     options_.shard_bytes = static_cast<size_t>(std::clamp<uint64_t>(
         finer, std::min<uint64_t>(kMinShardBytes, options_.shard_bytes), options_.shard_bytes));
   }
+  stream_of_input_.assign(inputs_.size(), nullptr);
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const InputFile& input = inputs_[i];
     total_disk_bytes_ += input.size;
     if (is_stream(input)) {
       auto stream = std::make_unique<Stream>();
       stream->input = i;
+      stream_of_input_[i] = stream.get();
       streams_.push_back(std::move(stream));
       continue;
     }
@@ -138,6 +140,20 @@ bool BatchReader::NextTicket(Ticket* ticket) {
     *ticket = Ticket{stream->input, 0, 0, true};
     return true;
   };
+  if (options_.in_input_order) {
+    // shards_ lists each file's shards in order, the files in input order.
+    for (; next_input_ < inputs_.size(); ++next_input_) {
+      if (Stream* stream = stream_of_input_[next_input_]; stream != nullptr) {
+        if (!stream->done.load(std::memory_order_acquire)) return give(stream);
+        continue;
+      }
+      if (next_shard_ < shards_.size() && shards_[next_shard_].input == next_input_) {
+        *ticket = shards_[next_shard_++];
+        return true;
+      }
+    }
+    return false;
+  }
   Stream* least = nullptr;
   Stream* unstarted = nullptr;
   size_t open = 0;
@@ -295,9 +311,9 @@ absl::Status BatchReader::FillStream(Stream& stream, Batch* batch) {
   batch->end = end;
   batch->offset = stream.offset;
   batch->first_line = stream.line;
-  if (input.format == RecordFormat::kJsonLines) {
-    stream.line += CountNewlines(std::string_view(buffer.data(), end));
-  }
+  // Every batch's first line number, whatever the format: errors in a stream's later batches
+  // name their line (a stream cannot be reread to find it).
+  stream.line += CountNewlines(std::string_view(buffer.data(), end));
   stream.offset += end;
   uint64_t disk = stream.source->disk_bytes();
   batch->disk_bytes = disk - stream.disk_seen;

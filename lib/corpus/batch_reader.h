@@ -39,6 +39,11 @@ struct BatchReaderOptions {
   // big shard (brown's 5 MB in 4 MB shards left one of two counting threads idle for most of
   // the count). Counting and encoding ask for 4 per thread.
   size_t min_shards = 1;
+  // Hand out the work in input order: every shard or batch of an input before any of the next
+  // input's, a stream's batches until it ends (encoding writes its output in ticket order;
+  // counting does not care and reads streams beside the shards). A stream's ticket must then be
+  // filled before the next NextTicket() call, so that its end is known.
+  bool in_input_order = false;
 };
 inline constexpr size_t kMinShardBytes = size_t{256} << 10;
 
@@ -100,6 +105,8 @@ class BatchReader {
   std::vector<Ticket> shards_;  // all shards of uncompressed files, in order
   size_t next_shard_ = 0;
   std::vector<std::unique_ptr<Stream>> streams_;
+  std::vector<Stream*> stream_of_input_;  // by input; nullptr for a file cut into shards
+  size_t next_input_ = 0;                 // in_input_order: the input being handed out
   uint64_t total_disk_bytes_ = 0;
 };
 

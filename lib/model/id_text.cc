@@ -1,6 +1,7 @@
 #include "model/id_text.h"
 
 #include "common/strings.h"
+#include "model/text_display.h"
 
 namespace tokenmill {
 
@@ -17,7 +18,11 @@ absl::Status ParseIdLine(std::string_view line, std::vector<TokenId>* ids) {
     const std::string_view field = line.substr(i, end - i);
     uint32_t id;
     if (!ParseInt(field, &id)) {
-      return absl::InvalidArgumentError(StrCat("'", field, "' is not a token id"));
+      // Shown escaped and cut short: a binary file read as text has any bytes in a field.
+      constexpr size_t kShown = 40;
+      return absl::InvalidArgumentError(
+          StrCat("'", DisplayBytes(field.substr(0, kShown)), field.size() > kShown ? "...'" : "'",
+                 " is not a token id"));
     }
     ids->push_back(id);
     i = end;

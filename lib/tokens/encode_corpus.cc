@@ -132,6 +132,7 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
   reader_options.padding = kJsonPadding;
   reader_options.max_open_streams = static_cast<size_t>(threads);
   reader_options.min_shards = static_cast<size_t>(threads) * 4;
+  reader_options.in_input_order = true;  // the writer writes in ticket order
   BatchReader reader(plan.inputs, std::move(rules), reader_options);
   const bool file_mode = corpus.doc_mode == "file";
   const TokenFileFormat format = options.format;
@@ -269,7 +270,24 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
       // (A shard in which no batch starts is empty, at offset 0 too.)
       chunk->starts_document = batch.offset == 0 && !text.empty();
       if (chunk->starts_document) chunk->documents = 1;
-      encode(s, *chunk, text, batch.offset, line, false);
+      if (!encode(s, *chunk, text, batch.offset, line, false)) {
+        // The refusal's byte is counted from the batch's start: name its line instead, found
+        // by encoding the batch line by line (kept as it is if no single line is refused).
+        for (size_t start = 0; start < text.size();) {
+          const size_t newline = text.find('\n', start);
+          const size_t end = newline == std::string_view::npos ? text.size() : newline + 1;
+          s.ids.clear();
+          absl::Status status = encoder.EncodeTo(text.substr(start, end - start), options.specials, s.ids);
+          if (!status.ok()) {
+            chunk->offset = batch.offset + start;
+            chunk->line = line;
+            chunk->detail = std::string(status.message());
+            break;
+          }
+          if (line != 0) ++line;
+          start = end;
+        }
+      }
       return chunk;
     }
     if (encode_lines(s, *chunk, text)) return chunk;
@@ -320,11 +338,15 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
   };
   auto write = [&](std::unique_ptr<Chunk>& chunk) {
     if (!failure.ok() || stopped.load()) return;
-    if (file_mode && !chunk->json && chunk->starts_document) {
+    // The open document (a file's) ends where the next file starts, and before a JSON-lines
+    // batch, whose records are documents of their own.
+    if (file_mode && (chunk->json || chunk->starts_document)) {
       if (absl::Status s = close_document(); !s.ok()) failure = s;
-      doc_open = true;
-      doc_has_ids = false;
-      doc_tokens = 0;
+      if (!chunk->json) {
+        doc_open = true;
+        doc_has_ids = false;
+        doc_tokens = 0;
+      }
     }
     if (failure.ok() && !chunk->ids32.empty()) {
       static_assert(std::endian::native == std::endian::little);
@@ -339,7 +361,7 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
       if (failure.ok()) failure = writer.Write(chunk->bytes, chunk->ids);
       if (chunk->ids > 0) doc_has_ids = true;
     }
-    doc_tokens += chunk->ids;
+    if (doc_open) doc_tokens += chunk->ids;
     result.tokens += chunk->ids;
     result.documents += chunk->documents;
     result.bytes += chunk->text_bytes;
@@ -367,8 +389,9 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
           absl::StatusOr<uint64_t> found = reader.LineNumberAt(chunk->input, chunk->offset);
           if (found.ok()) line = *found;
         }
-        std::string where = line != 0 ? StrCat(path, ":", line)
-                                      : StrCat(path, " at byte ", chunk->offset);
+        const std::string name = path == "-" ? "stdin" : path;
+        std::string where = line != 0 ? StrCat(name, ":", line)
+                                      : StrCat(name, " at byte ", chunk->offset);
         failure = chunk->json ? MentioningOptions(absl::InvalidArgumentError(StrCat(where, ": ", chunk->detail)),
                                                   {"text_field", "skip_bad_records"})
                               : absl::InvalidArgumentError(StrCat(where, ": ", chunk->detail));
@@ -427,6 +450,7 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
   if (!failure.ok()) return failure;
   if (stopped.load()) return absl::CancelledError("stopped before the corpus was encoded; nothing was written");
   progress.Finish(result.tokens);
+  result.eot_tokens = result.documents * eot_ids.size();  // every document ends with one
   TM_RETURN_IF_ERROR(writer.Commit());
   if (index) TM_RETURN_IF_ERROR(index->Commit());
   if (options.stats) {

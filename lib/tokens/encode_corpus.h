@@ -62,6 +62,7 @@ struct EncodeCorpusResult {
   uint64_t documents = 0;
   uint64_t bytes = 0;   // text bytes encoded (JSON lines: the text fields')
   uint64_t tokens = 0;  // ids written, EOTs included
+  uint64_t eot_tokens = 0;  // of them, the `eot` after each document
   uint64_t skipped_records = 0;
   std::string first_skipped;       // "file:line: what"
   std::vector<uint64_t> id_counts;  // with stats: how often each id was written
