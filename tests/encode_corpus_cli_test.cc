@@ -7,7 +7,8 @@
 // read back here and by numpy; --stats agrees with counting the ids; inspect shows a token
 // file; inputs of every kind given together keep their order; --doc-mode file mixes files and
 // JSON records; refusals name their line in any batch; a second signal exits at once without
-// the temporary file; and the errors a user can cause.
+// the temporary file; decode reads a token file in parts exactly; and the errors a user can
+// cause.
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -965,6 +966,67 @@ TEST(EncodeCorpusCli, OutputsIndexesAndFormatsThatDoNotFit) {
   EXPECT_THAT(guessed.err, HasSubstr("--input-format u16, u32 or npy"));
   EXPECT_THAT(guessed.err, HasSubstr("\\x00"));
   EXPECT_EQ(std::count(guessed.err.begin(), guessed.err.end(), '\n'), 1) << guessed.err;
+}
+
+// ---- 16. decode reads a token file in parts ------------------------------------------------
+
+// decode maps a binary token file and decodes it 65,536 ids at a time: the parts must give the
+// bytes of decoding the whole sequence at once (here: the same ids on one line of a text token
+// file), also for decoders with context at the sequence's ends and between tokens (WordPiece's
+// space before a word, a metaspace model's first space, an end-of-word suffix's last word), and
+// --lossy must not cut a character split between two parts.
+TEST(EncodeCorpusCli, DecodingInPartsGivesTheWholeSequencesBytes) {
+  TempDir dir;
+  const std::string sample = ReadAll(std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/sample.txt").substr(0, 300000);
+  const std::string input = dir.Write("sample.txt", sample);
+  struct Model {
+    std::string name;
+    std::vector<std::string> train;
+  };
+  for (const Model& m : {Model{"wordpiece", {"--algorithm", "wordpiece", "--vocab-size", "4000"}},
+                         Model{"metaspace", {"--unit", "char", "--preset", "metaspace", "--vocab-size", "4000"}},
+                         Model{"suffix", {"--unit", "char", "--vocab-size", "7000", "--end-of-word-suffix", "</w>"}}}) {
+    SCOPED_TRACE(m.name);
+    const std::string tokenizer = dir.File(m.name + ".json");
+    std::vector<std::string> train = {"train", "--output", tokenizer, "--quiet"};
+    train.insert(train.end(), m.train.begin(), m.train.end());
+    train.push_back(input);
+    CliResult trained = RunCli(train);
+    ASSERT_EQ(trained.exit_code, 0) << trained.err;
+    // The sample, and a word repeated: each part then starts with a word, its space first.
+    std::string words;
+    for (int i = 0; i < 70000; ++i) words += " the";
+    for (const std::string& corpus : {input, dir.Write("words.txt", words)}) {
+      const std::string bin = dir.File(m.name + ".u32");
+      CliResult r = Encode(tokenizer, {"--doc-mode", "file", "--output", bin, corpus});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      const std::vector<uint32_t> ids = ReadWords(bin, 4);
+      ASSERT_GT(ids.size(), 65536u) << "too few ids to cross a part's end";
+      std::string line;
+      for (uint32_t id : ids) line += std::to_string(id) + " ";
+      const std::string text = dir.Write(m.name + ".txt", line + "\n");
+      CliResult parts = RunCli({"decode", "--tokenizer", tokenizer, bin});
+      CliResult whole = RunCli({"decode", "--tokenizer", tokenizer, text});
+      ASSERT_EQ(parts.exit_code, 0) << parts.err;
+      ASSERT_EQ(whole.exit_code, 0) << whole.err;
+      EXPECT_TRUE(parts.out == whole.out) << corpus << ": " << parts.out.size() << " against "
+                                          << whole.out.size() << " bytes";
+    }
+  }
+  // --lossy: "中" (E4 B8 AD) across the first parts' boundary, then a lone 0xFF. gpt2's byte
+  // tokens: 'a' 64, E4 160, B8 116, AD 255, FF 187 (checked by decoding them first).
+  CliResult bytes = RunCli({"decode", "--tokenizer", kGpt2}, "64 160 116 255 187\n");
+  ASSERT_EQ(bytes.exit_code, 0) << bytes.err;
+  ASSERT_EQ(bytes.out, "a\xe4\xb8\xad\xff");
+  std::vector<uint32_t> split(65535, 64);
+  split.insert(split.end(), {160, 116, 255, 187, 64});
+  std::string u16;
+  for (uint32_t id : split) u16 += std::string{static_cast<char>(id & 0xFF), static_cast<char>(id >> 8)};
+  const std::string lossy = dir.Write("split.u16", u16);
+  CliResult out = RunCli({"decode", "--tokenizer", kGpt2, "--lossy", lossy});
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_TRUE(out.out == std::string(65535, 'a') + "\xe4\xb8\xad" + "\xef\xbf\xbd" + "a")
+      << out.out.substr(65530);
 }
 
 }  // namespace

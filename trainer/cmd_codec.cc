@@ -23,6 +23,7 @@
 #include "corpus_flags.h"
 #include "common/file_util.h"
 #include "common/strings.h"
+#include "common/utf8.h"
 #include "corpus/line_reader.h"
 #include "flags.h"
 #include "model/encoder.h"
@@ -171,6 +172,21 @@ absl::StatusOr<TokenId> EotId(const Model& model, const std::string& text) {
   return absl::InvalidArgumentError(StrCat(
       "--eot '", text, "' is no token of this tokenizer (give a special token such as "
       "<|endoftext|>; add one with `tokenmill add-special-tokens`)"));
+}
+
+// The bytes at the end of `text` that begin a UTF-8 character still incomplete there (which the
+// next part of a decoded sequence may complete): 0-3.
+size_t OpenUtf8Tail(std::string_view text) {
+  for (size_t back = 1; back <= std::min<size_t>(3, text.size()); ++back) {
+    const auto c = static_cast<unsigned char>(text[text.size() - back]);
+    if (c < 0x80) return 0;
+    if (c >= 0xC0) {
+      size_t subpart = 0;
+      const bool open = ValidUtf8Length(text.substr(text.size() - back), &subpart) == 0 && subpart == back;
+      return open ? back : 0;
+    }
+  }
+  return 0;
 }
 
 // --stats: what users look at to judge a tokenizer on their data.
@@ -454,20 +470,42 @@ int RunDecode(int argc, char** argv) {
       PrintError("decode", "a binary token file is read from a file: give its path");
       return kExitUsage;
     }
-    absl::StatusOr<TokenFileContents> contents = ReadTokenFile(parsed.input, *binary);
-    if (!contents.ok()) {
-      PrintError("decode", contents.status());
+    absl::StatusOr<MappedTokenFile> file = MappedTokenFile::Open(parsed.input, *binary);
+    if (!file.ok()) {
+      PrintError("decode", file.status());
       return kExitFailure;
     }
-    // One sequence (decoders that drop a first space or join WordPiece tokens see it whole).
-    std::string text;
-    absl::Status decoded = (*encoder)->DecodeTo(contents->ids, text);
-    if (!decoded.ok()) {
-      PrintError("decode", StrCat(parsed.input, ": ", decoded.message()));
-      return kExitFailure;
+    // One sequence (decoders that drop a first space or join WordPiece tokens see it whole),
+    // decoded in parts so that memory stays small whatever the file's size; every id is
+    // checked first, so that a bad one leaves nothing on stdout.
+    constexpr size_t kPartIds = size_t{1} << 16;
+    std::vector<TokenId> ids;
+    for (size_t begin = 0; begin < file->size(); begin += kPartIds) {
+      ids.clear();
+      file->AppendIds(begin, std::min(file->size(), begin + kPartIds), ids);
+      if (absl::Status s = (*encoder)->CheckDecodable(ids, begin); !s.ok()) {
+        PrintError("decode", StrCat(parsed.input, ": ", s.message()));
+        return kExitFailure;
+      }
     }
-    if (options.lossy) text = ReplaceInvalidUtf8(text);
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::string text, open;  // open: --lossy, a character the next part may complete
+    for (size_t begin = 0; begin < file->size(); begin += kPartIds) {
+      const size_t end = std::min(file->size(), begin + kPartIds);
+      ids.clear();
+      file->AppendIds(begin, end, ids);
+      text = open;
+      absl::Status decoded = (*encoder)->DecodeTo(ids, text, {begin == 0, end == file->size(), begin});
+      if (!decoded.ok()) {
+        PrintError("decode", StrCat(parsed.input, ": ", decoded.message()));
+        return kExitFailure;
+      }
+      if (options.lossy) {
+        const size_t tail = end == file->size() ? 0 : OpenUtf8Tail(text);
+        open = text.substr(text.size() - tail);
+        text = ReplaceInvalidUtf8(std::string_view(text).substr(0, text.size() - tail));
+      }
+      if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size()) return kExitFailure;
+    }
     return std::fflush(stdout) == 0 ? kExitOk : kExitFailure;
   }
   absl::Status status;

@@ -275,22 +275,38 @@ int PrintTokenFile(const std::string& path, const InspectCommandOptions& options
     PrintError("inspect", format.status());
     return kExitUsage;
   }
-  absl::StatusOr<TokenFileContents> contents = ReadTokenFile(path, *format);
-  if (!contents.ok()) {
-    PrintError("inspect", contents.status());
-    return kExitFailure;
+  // A binary file is mapped, not read: its ids are looked at where needed (a file of any size).
+  std::optional<MappedTokenFile> mapped;
+  std::vector<TokenId> text_ids;
+  std::vector<size_t> line_ends;
+  if (*format == TokenFileFormat::kText) {
+    absl::StatusOr<TokenFileContents> contents = ReadTokenFile(path, *format);
+    if (!contents.ok()) {
+      PrintError("inspect", contents.status());
+      return kExitFailure;
+    }
+    text_ids = std::move(contents->ids);
+    line_ends = std::move(contents->line_ends);
+  } else {
+    absl::StatusOr<MappedTokenFile> opened = MappedTokenFile::Open(path, *format);
+    if (!opened.ok()) {
+      PrintError("inspect", opened.status());
+      return kExitFailure;
+    }
+    mapped.emplace(*std::move(opened));
   }
-  const std::vector<TokenId>& ids = contents->ids;
+  const size_t count = mapped ? mapped->size() : text_ids.size();
+  auto id_at = [&](size_t i) { return mapped ? (*mapped)[i] : text_ids[i]; };
   TokenId max_id = 0;
-  for (TokenId id : ids) max_id = std::max(max_id, id);
+  for (size_t i = 0; i < count; ++i) max_id = std::max(max_id, id_at(i));
   std::printf("token file: %s (%s)\n", path.c_str(), std::string(TokenFileFormatName(*format)).c_str());
-  std::printf("tokens: %zu\n", ids.size());
-  if (!ids.empty()) std::printf("ids: all below %u (the vocabulary needs at least %u ids)\n", max_id + 1, max_id + 1);
+  std::printf("tokens: %zu\n", count);
+  if (count > 0) std::printf("ids: all below %u (the vocabulary needs at least %u ids)\n", max_id + 1, max_id + 1);
   // Documents: the text file's lines, or the index (--index, or PATH's .idx beside it).
   std::vector<std::pair<size_t, size_t>> documents;  // [begin, end) in ids
   if (*format == TokenFileFormat::kText) {
     size_t begin = 0;
-    for (size_t end : contents->line_ends) documents.push_back({begin, end}), begin = end;
+    for (size_t end : line_ends) documents.push_back({begin, end}), begin = end;
   } else {
     std::string index = options.index;
     if (index.empty()) {
@@ -313,8 +329,8 @@ int PrintTokenFile(const std::string& path, const InspectCommandOptions& options
         const int64_t pointer = read->pointers[i];
         const int64_t size = read->sizes[i];
         if (pointer < 0 || size < 0 || pointer % static_cast<int64_t>(width) != 0 ||
-            static_cast<uint64_t>(pointer) / width + static_cast<uint64_t>(size) > ids.size()) {
-          PrintError("inspect", StrCat("index '", index, "' does not fit '", path, "' (", ids.size(),
+            static_cast<uint64_t>(pointer) / width + static_cast<uint64_t>(size) > count) {
+          PrintError("inspect", StrCat("index '", index, "' does not fit '", path, "' (", count,
                                        " tokens): its document ", i + 1, " is ", size,
                                        " tokens at byte ", pointer, "; is it this file's index?"));
           return kExitFailure;
@@ -325,16 +341,16 @@ int PrintTokenFile(const std::string& path, const InspectCommandOptions& options
       }
       std::printf("index: %s, %zu documents, %llu tokens%s\n", index.c_str(), read->sizes.size(),
                   static_cast<unsigned long long>(total),
-                  total == ids.size() ? "" : " (not the token file's count!)");
+                  total == count ? "" : " (not the token file's count!)");
     }
   }
   if (!documents.empty()) {
     std::printf("documents: %zu, %.2f tokens per document\n", documents.size(),
-                static_cast<double>(ids.size()) / static_cast<double>(documents.size()));
+                static_cast<double>(count) / static_cast<double>(documents.size()));
   }
   if (options.tokenizer.empty()) {
     std::printf("first ids:");
-    for (size_t i = 0; i < ids.size() && i < 20; ++i) std::printf(" %u", ids[i]);
+    for (size_t i = 0; i < count && i < 20; ++i) std::printf(" %u", id_at(i));
     std::printf("\n(give --tokenizer to see the first documents decoded)\n");
     return kExitOk;
   }
@@ -349,17 +365,24 @@ int PrintTokenFile(const std::string& path, const InspectCommandOptions& options
     return kExitFailure;
   }
   const size_t vocab = (*encoder)->model().token_bytes().size();
-  if (!ids.empty() && max_id >= vocab) {
+  if (count > 0 && max_id >= vocab) {
     std::printf("note: id %u is beyond this tokenizer's %zu ids: written with another vocabulary?\n",
                 max_id, vocab);
     return kExitFailure;
   }
-  if (documents.empty()) documents.push_back({0, std::min<size_t>(ids.size(), 200)});
+  if (documents.empty()) documents.push_back({0, std::min<size_t>(count, 200)});
   for (size_t d = 0; d < documents.size() && d < options.documents; ++d) {
     const auto [begin, end] = documents[d];
+    std::vector<TokenId> ids;
+    const size_t stop = std::min(end, count);
+    if (mapped) {
+      mapped->AppendIds(begin, stop, ids);
+    } else {
+      ids.assign(text_ids.begin() + static_cast<ptrdiff_t>(begin),
+                 text_ids.begin() + static_cast<ptrdiff_t>(stop));
+    }
     std::string text;
-    absl::Status s = (*encoder)->DecodeTo(
-        absl::Span<const TokenId>(ids.data() + begin, std::min(end, ids.size()) - begin), text);
+    absl::Status s = (*encoder)->DecodeTo(ids, text);
     if (!s.ok()) {
       PrintError("inspect", s);
       return kExitFailure;

@@ -331,42 +331,59 @@ absl::StatusOr<std::vector<ExplainedPiece>> Encoder::Explain(std::string_view te
   return pieces;
 }
 
+namespace {
+
+absl::Status UndecodableId(TokenId id, size_t position) {
+  return absl::InvalidArgumentError(StrCat("id ", id, " (position ", position, ") is not in the vocabulary"));
+}
+
+}  // namespace
+
+absl::Status Encoder::CheckDecodable(absl::Span<const TokenId> ids, size_t position) const {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] >= tokens_.size() || tokens_[ids[i]].empty()) return UndecodableId(ids[i], position + i);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Encoder::DecodeTo(absl::Span<const TokenId> ids, std::string& out) const {
-  if (word_pieces_) return DecodeWordPieces(ids, out);
+  return DecodeTo(ids, out, DecodePart{});
+}
+
+absl::Status Encoder::DecodeTo(absl::Span<const TokenId> ids, std::string& out,
+                               const DecodePart& part) const {
+  if (word_pieces_) return DecodeWordPieces(ids, out, part);
   std::span<const std::string> tokens = decoded_.empty() ? tokens_ : std::span<const std::string>(decoded_);
   const size_t start = out.size();
   for (size_t i = 0; i < ids.size(); ++i) {
     TokenId id = ids[i];
-    if (id >= tokens_.size() || tokens_[id].empty()) {
-      return absl::InvalidArgumentError(
-          StrCat("id ", id, " (position ", i, ") is not in the vocabulary"));
-    }
-    if (i + 1 == ids.size() && !suffix_.empty() && !decoded_.empty() && decoded_[id] != tokens_[id]) {
+    if (id >= tokens_.size() || tokens_[id].empty()) return UndecodableId(id, part.position + i);
+    if (part.last && i + 1 == ids.size() && !suffix_.empty() && !decoded_.empty() &&
+        decoded_[id] != tokens_[id]) {
       out += DecodedToken(tokens_[id], "");  // no space after the last word
     } else {
       out += tokens[id];
     }
   }
-  if (strip_prefix_ && out.size() > start && out[start] == ' ') out.erase(start, 1);
+  if (part.first && strip_prefix_ && out.size() > start && out[start] == ' ') out.erase(start, 1);
   return absl::OkStatus();
 }
 
-absl::Status Encoder::DecodeWordPieces(absl::Span<const TokenId> ids, std::string& out) const {
+absl::Status Encoder::DecodeWordPieces(absl::Span<const TokenId> ids, std::string& out,
+                                       const DecodePart& part) const {
   // Hugging Face's WordPiece decoder: per token, a later one loses its prefix or gets a space
   // before it, then the cleanup.
   std::string piece;
   for (size_t i = 0; i < ids.size(); ++i) {
     const TokenId id = ids[i];
-    if (id >= tokens_.size() || tokens_[id].empty()) {
-      return absl::InvalidArgumentError(
-          StrCat("id ", id, " (position ", i, ") is not in the vocabulary"));
-    }
+    if (id >= tokens_.size() || tokens_[id].empty()) return UndecodableId(id, part.position + i);
     std::string_view token = tokens_[id];
-    if (i > 0 && token.starts_with(prefix_)) {
+    const bool later = i > 0 || !part.first;
+    if (later && token.starts_with(prefix_)) {
       token.remove_prefix(prefix_.size());
       piece.assign(token);
     } else {
-      piece.assign(i > 0 ? " " : "");
+      piece.assign(later ? " " : "");
       piece += token;
     }
     out += cleanup_ ? WordPieceCleanup(std::move(piece)) : piece;

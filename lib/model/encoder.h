@@ -121,6 +121,18 @@ class Encoder {
   absl::StatusOr<std::string> Decode(absl::Span<const TokenId> ids) const;
   // Appends the bytes of `ids` to `out`; same errors as Decode.
   absl::Status DecodeTo(absl::Span<const TokenId> ids, std::string& out) const;
+  // Where `ids` lie in a longer sequence decoded part by part, in order (a token file of any
+  // size): decoding the parts so gives the bytes of decoding the sequence whole, whatever the
+  // decoder does at its ends (a first space dropped, WordPiece's space before a word, the last
+  // word's suffix). `position`: the index of ids[0] in the sequence, for errors.
+  struct DecodePart {
+    bool first = true;
+    bool last = true;
+    size_t position = 0;
+  };
+  absl::Status DecodeTo(absl::Span<const TokenId> ids, std::string& out, const DecodePart& part) const;
+  // DecodeTo's error for the first id of `ids` that names no token, without decoding.
+  absl::Status CheckDecodable(absl::Span<const TokenId> ids, size_t position = 0) const;
 
   const Model& model() const { return *model_; }
   const PieceEncoder& piece_encoder() const { return *pieces_; }
@@ -131,7 +143,8 @@ class Encoder {
           std::unique_ptr<SpecialTokenMatcher> specials, std::unique_ptr<PieceEncoder> pieces,
           UnknownBytes unknown_bytes);
 
-  absl::Status DecodeWordPieces(absl::Span<const TokenId> ids, std::string& out) const;
+  absl::Status DecodeWordPieces(absl::Span<const TokenId> ids, std::string& out,
+                                const DecodePart& part) const;
   // A token's decoded bytes: markers dropped (the suffix as `suffix_as`), "▁" as a space.
   std::string DecodedToken(std::string_view token, std::string_view suffix_as) const;
   // `text` prepared (text_prep.h): itself when there is nothing to do, else a view of this

@@ -183,24 +183,33 @@ absl::StatusOr<TokenFileFormat> DetectTokenFileFormat(const std::string& path,
 }
 
 absl::StatusOr<TokenFileContents> ReadTokenFile(const std::string& path, TokenFileFormat format) {
-  TM_ASSIGN_OR_RETURN(std::string data, ReadFile(path));
   TokenFileContents out;
   out.format = format;
-  std::string_view body = data;
-  size_t width = format == TokenFileFormat::kU16 ? 2 : 4;
-  if (format == TokenFileFormat::kText) {
-    size_t line = 0;
-    for (size_t start = 0; start < body.size();) {
-      size_t end = body.find('\n', start);
-      if (end == std::string_view::npos) end = body.size();
-      ++line;
-      absl::Status s = ParseIdLine(body.substr(start, end - start), &out.ids);
-      if (!s.ok()) return absl::InvalidArgumentError(StrCat(path, ":", line, ": ", s.message()));
-      out.line_ends.push_back(out.ids.size());
-      start = end + 1;
-    }
+  if (format != TokenFileFormat::kText) {
+    TM_ASSIGN_OR_RETURN(MappedTokenFile file, MappedTokenFile::Open(path, format));
+    file.AppendIds(0, file.size(), out.ids);
     return out;
   }
+  TM_ASSIGN_OR_RETURN(std::string data, ReadFile(path));
+  std::string_view body = data;
+  size_t line = 0;
+  for (size_t start = 0; start < body.size();) {
+    size_t end = body.find('\n', start);
+    if (end == std::string_view::npos) end = body.size();
+    ++line;
+    absl::Status s = ParseIdLine(body.substr(start, end - start), &out.ids);
+    if (!s.ok()) return absl::InvalidArgumentError(StrCat(path, ":", line, ": ", s.message()));
+    out.line_ends.push_back(out.ids.size());
+    start = end + 1;
+  }
+  return out;
+}
+
+absl::StatusOr<MappedTokenFile> MappedTokenFile::Open(const std::string& path, TokenFileFormat format) {
+  MappedTokenFile file;
+  TM_ASSIGN_OR_RETURN(file.bytes_, MapFile(path));
+  std::string_view body = file.bytes_.view();
+  size_t width = format == TokenFileFormat::kU16 ? 2 : 4;
   if (format == TokenFileFormat::kNpy) {
     if (body.size() < 10 || !body.starts_with(std::string_view(kNpyMagic, 6))) {
       return absl::InvalidArgumentError(StrCat(path, ": not an .npy file (no \\x93NUMPY magic)"));
@@ -253,11 +262,20 @@ absl::StatusOr<TokenFileContents> ReadTokenFile(const std::string& path, TokenFi
     return absl::InvalidArgumentError(StrCat(path, ": ", body.size(), " bytes are not a whole number of ",
                                              width, "-byte ids (is it ", width == 2 ? "u32" : "u16", "?)"));
   }
-  out.ids.resize(body.size() / width);
-  for (size_t i = 0; i < out.ids.size(); ++i) {
-    out.ids[i] = static_cast<TokenId>(GetLe(body.data() + i * width, width));
-  }
-  return out;
+  file.ids_ = body.data();
+  file.count_ = body.size() / width;
+  file.width_ = width;
+  return file;
+}
+
+TokenId MappedTokenFile::operator[](size_t i) const {
+  return static_cast<TokenId>(GetLe(ids_ + i * width_, width_));
+}
+
+void MappedTokenFile::AppendIds(size_t begin, size_t end, std::vector<TokenId>& out) const {
+  const size_t at = out.size();
+  out.resize(at + (end - begin));
+  for (size_t i = begin; i < end; ++i) out[at + (i - begin)] = (*this)[i];
 }
 
 absl::StatusOr<MegatronIndex> ReadMegatronIndex(const std::string& path) {

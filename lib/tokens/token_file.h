@@ -87,8 +87,27 @@ struct TokenFileContents {
   std::vector<size_t> line_ends;
 };
 // Reads `path` in `format` (npy: its header must hold a 1-D '<u2' or '<u4' array; raw files
-// a whole number of ids). Errors name the file and what is wrong.
+// a whole number of ids). Errors name the file and what is wrong. (MappedTokenFile for binary
+// files that may be large.)
 absl::StatusOr<TokenFileContents> ReadTokenFile(const std::string& path, TokenFileFormat format);
+// A binary token file (u16, u32, npy) mapped rather than read: its ids are converted where they
+// are needed, so that decode and inspect take little memory for a file of any size. Open()
+// checks what ReadTokenFile checks.
+class MappedTokenFile {
+ public:
+  static absl::StatusOr<MappedTokenFile> Open(const std::string& path, TokenFileFormat format);
+  size_t size() const { return count_; }
+  TokenId operator[](size_t i) const;
+  // Appends ids [begin, end) to `out`.
+  void AppendIds(size_t begin, size_t end, std::vector<TokenId>& out) const;
+
+ private:
+  SharedBytes bytes_;
+  const char* ids_ = nullptr;  // the first id's bytes (after an npy header)
+  size_t count_ = 0;
+  size_t width_ = 4;
+};
+
 // The format of a token file: npy by its magic, else by the extension (.u16, .u32, .txt) or
 // `given`; an error when neither tells.
 absl::StatusOr<TokenFileFormat> DetectTokenFileFormat(const std::string& path,
