@@ -112,7 +112,7 @@ void AppendIdBytes(TokenFileFormat format, size_t id_bound, std::span<const Toke
   } else {
     // x86 and every platform Debian builds this for are little-endian.
     static_assert(std::endian::native == std::endian::little);
-    std::memcpy(p, ids.data(), 4 * ids.size());
+    if (!ids.empty()) std::memcpy(p, ids.data(), 4 * ids.size());  // an empty span's data() may be null
   }
 }
 
