@@ -188,26 +188,22 @@ absl::Status BatchReader::Fill(const Ticket& ticket, Batch* batch) {
   batch->first_line = 0;
   batch->disk_bytes = 0;
   if (!ticket.stream) return FillShard(ticket, batch);
-  for (auto& stream : streams_) {
-    if (stream->input != ticket.input) continue;
-    absl::Status status = FillStream(*stream, batch);
-    stream->outstanding.fetch_sub(1, std::memory_order_acq_rel);
-    return status;
-  }
-  return absl::InternalError("ticket for an unknown stream");
+  Stream* stream = ticket.input < stream_of_input_.size() ? stream_of_input_[ticket.input] : nullptr;
+  if (stream == nullptr) return absl::InternalError("ticket for an unknown stream");
+  absl::Status status = FillStream(*stream, batch);
+  stream->outstanding.fetch_sub(1, std::memory_order_acq_rel);
+  return status;
 }
 
 void BatchReader::Abandon(const Ticket& ticket) {
   if (!ticket.stream) return;
-  for (auto& stream : streams_) {
-    if (stream->input != ticket.input) continue;
-    {
-      std::lock_guard<std::mutex> lock(stream->mu);
-      stream->End();
-    }
-    stream->outstanding.fetch_sub(1, std::memory_order_acq_rel);
-    return;
+  Stream* stream = ticket.input < stream_of_input_.size() ? stream_of_input_[ticket.input] : nullptr;
+  if (stream == nullptr) return;
+  {
+    std::lock_guard<std::mutex> lock(stream->mu);
+    stream->End();
   }
+  stream->outstanding.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 absl::Status BatchReader::FillShard(const Ticket& ticket, Batch* batch) {

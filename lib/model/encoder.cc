@@ -341,7 +341,7 @@ absl::Status UndecodableId(TokenId id, size_t position) {
 
 absl::Status Encoder::CheckDecodable(absl::Span<const TokenId> ids, size_t position) const {
   for (size_t i = 0; i < ids.size(); ++i) {
-    if (ids[i] >= tokens_.size() || tokens_[ids[i]].empty()) return UndecodableId(ids[i], position + i);
+    if (!Decodable(ids[i])) return UndecodableId(ids[i], position + i);
   }
   return absl::OkStatus();
 }
@@ -357,7 +357,7 @@ absl::Status Encoder::DecodeTo(absl::Span<const TokenId> ids, std::string& out,
   const size_t start = out.size();
   for (size_t i = 0; i < ids.size(); ++i) {
     TokenId id = ids[i];
-    if (id >= tokens_.size() || tokens_[id].empty()) return UndecodableId(id, part.position + i);
+    if (!Decodable(id)) return UndecodableId(id, part.position + i);
     if (part.last && i + 1 == ids.size() && !suffix_.empty() && !decoded_.empty() &&
         decoded_[id] != tokens_[id]) {
       out += DecodedToken(tokens_[id], "");  // no space after the last word
@@ -376,7 +376,7 @@ absl::Status Encoder::DecodeWordPieces(absl::Span<const TokenId> ids, std::strin
   std::string piece;
   for (size_t i = 0; i < ids.size(); ++i) {
     const TokenId id = ids[i];
-    if (id >= tokens_.size() || tokens_[id].empty()) return UndecodableId(id, part.position + i);
+    if (!Decodable(id)) return UndecodableId(id, part.position + i);
     std::string_view token = tokens_[id];
     const bool later = i > 0 || !part.first;
     if (later && token.starts_with(prefix_)) {

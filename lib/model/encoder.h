@@ -145,6 +145,8 @@ class Encoder {
 
   absl::Status DecodeWordPieces(absl::Span<const TokenId> ids, std::string& out,
                                 const DecodePart& part) const;
+  // Whether `id` names a token (decoding fails on one that does not).
+  bool Decodable(TokenId id) const { return id < tokens_.size() && !tokens_[id].empty(); }
   // A token's decoded bytes: markers dropped (the suffix as `suffix_as`), "▁" as a space.
   std::string DecodedToken(std::string_view token, std::string_view suffix_as) const;
   // `text` prepared (text_prep.h): itself when there is nothing to do, else a view of this
