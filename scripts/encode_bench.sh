@@ -97,8 +97,8 @@ print(statistics.median(b['bytes_per_second'] for b in runs) / 1e6)" "$work/benc
     lines1=$(in_process BM_EncodeLinesCold 1)
     mbs() { echo "$bytes / $1 / 1000000" | bc -l; }
     t2=$(median < "$work/t_t2"); t1=$(median < "$work/t_t1"); r2=$(median < "$work/t_r2"); tt=$(median < "$work/t_tt"); hf=$(median < "$work/t_hf")
-    printf '| %s | %s | %.0f MB/s (%.3f s) | %.0f MB/s | %.2f× | %.0f MB/s (%.3f s) | %.0f / %.0f MB/s | %.2f× | %.2f | %.0f MB/s | %.2f× | %.2f | %.1f MB/s | %.1f MB/s | %.0f× | %.0f× |\n' \
-      "$corpus" "$enc" "$(mbs "$t2")" "$t2" "$(mbs "$t1")" "$(echo "$t1 / $t2" | bc -l)" "$(mbs "$r2")" "$r2" "$inproc" "$warm" \
+    printf '| %s | %s | %.0f MB/s (%.4f s) | %.0f MB/s (%.4f s) | %.3f× | %.0f MB/s (%.3f s) | %.0f / %.0f MB/s | %.2f× | %.2f | %.0f MB/s | %.2f× | %.2f | %.1f MB/s | %.1f MB/s | %.0f× | %.0f× |\n' \
+      "$corpus" "$enc" "$(mbs "$t2")" "$t2" "$(mbs "$t1")" "$t1" "$(echo "$t1 / $t2" | bc -l)" "$(mbs "$r2")" "$r2" "$inproc" "$warm" \
       "$(echo "$inproc / $inproc1" | bc -l)" "$(echo "$(mbs "$t2") / $inproc" | bc -l)" \
       "$lines" "$(echo "$lines / $lines1" | bc -l)" "$(echo "$(mbs "$t2") / $lines" | bc -l)" "$(mbs "$tt")" "$(mbs "$hf")" \
       "$(echo "$tt / $t2" | bc -l)" "$(echo "$hf / $t2" | bc -l)"

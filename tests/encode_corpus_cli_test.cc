@@ -966,6 +966,34 @@ TEST(EncodeCorpusCli, OutputsIndexesAndFormatsThatDoNotFit) {
   EXPECT_THAT(guessed.err, HasSubstr("--input-format u16, u32 or npy"));
   EXPECT_THAT(guessed.err, HasSubstr("\\x00"));
   EXPECT_EQ(std::count(guessed.err.begin(), guessed.err.end(), '\n'), 1) << guessed.err;
+  // Ids of the wrong width: u32 read as u16 decodes (the ids are valid) but warns, and inspect
+  // says so; u16 read as u32 is refused with the hint. Right widths say nothing of the kind.
+  const std::string words = "hello world, a few more words to decode\nsecond line again\n";
+  const std::string longer = dir.Write("longer.txt", words);
+  const std::string ids16 = dir.File("longer.u16"), ids32 = dir.File("longer.u32");
+  ASSERT_EQ(Encode(kGpt2, {"--output", ids16, longer}).exit_code, 0);
+  ASSERT_EQ(Encode(kGpt2, {"--output", ids32, longer}).exit_code, 0);
+  ASSERT_GE(ReadWords(ids16, 2).size(), 8u) << "too few ids to tell";
+  ASSERT_EQ(ReadWords(ids16, 2).size() % 2, 0u) << "an odd count is refused as u32 before any id is read";
+  CliResult narrow = RunCli({"decode", "--tokenizer", kGpt2, "--input-format", "u16", ids32});
+  EXPECT_EQ(narrow.exit_code, 0) << narrow.err;
+  EXPECT_THAT(narrow.err, HasSubstr("every second one is 0"));
+  EXPECT_THAT(narrow.err, HasSubstr("--input-format u32"));
+  CliResult narrow_cl = RunCli({"decode", "--tokenizer", kCl100k, "--input-format", "u16", ids32});
+  EXPECT_THAT(narrow_cl.err, HasSubstr("every second one is at most 1"));
+  CliResult inspect_narrow = RunCli({"inspect", "--input-format", "u16", ids32});
+  EXPECT_EQ(inspect_narrow.exit_code, 0) << inspect_narrow.err;
+  EXPECT_THAT(inspect_narrow.out, HasSubstr("is it a file of u32 ids?"));
+  CliResult wide = RunCli({"decode", "--tokenizer", kGpt2, "--input-format", "u32", ids16});
+  EXPECT_EQ(wide.exit_code, 1);
+  EXPECT_THAT(wide.err, HasSubstr("is it a file of u16 ids? then give --input-format u16"));
+  for (const std::string& right : {ids16, ids32}) {
+    CliResult decoded = RunCli({"decode", "--tokenizer", kGpt2, right});
+    EXPECT_EQ(decoded.exit_code, 0) << decoded.err;
+    EXPECT_EQ(decoded.out, words);
+    EXPECT_EQ(decoded.err, "");
+    EXPECT_THAT(RunCli({"inspect", right}).out, ::testing::Not(HasSubstr("is it a file")));
+  }
 }
 
 // ---- 16. decode reads a token file in parts ------------------------------------------------

@@ -189,6 +189,13 @@ size_t OpenUtf8Tail(std::string_view text) {
   return 0;
 }
 
+// The other way round: u16 ids read as u32 give ids of two u16 ids each, which are no token; when
+// the first such id is made of two ids below the bound, the hint says so.
+std::string U16ReadAsU32Hint(TokenId id, size_t id_bound) {
+  if (id < (TokenId{1} << 16) || (id & 0xFFFF) >= id_bound || (id >> 16) >= id_bound) return "";
+  return " (read as u32: is it a file of u16 ids? then give --input-format u16)";
+}
+
 // --stats: what users look at to judge a tokenizer on their data.
 void PrintStats(const Model& model, const EncodeCorpusResult& r) {
   const double tokens = static_cast<double>(r.tokens);
@@ -479,12 +486,22 @@ int RunDecode(int argc, char** argv) {
     // decoded in parts so that memory stays small whatever the file's size; every id is
     // checked first, so that a bad one leaves nothing on stdout.
     constexpr size_t kPartIds = size_t{1} << 16;
+    const size_t id_bound = (*encoder)->model().token_bytes().size();
+    if (*binary == TokenFileFormat::kU16 && LooksLikeU32ReadAsU16(*file, (id_bound - 1) >> 16)) {
+      std::fprintf(stderr,
+                   "tokenmill decode: warning: %s: read as u16 ids, but every second one is %s "
+                   "(a u32 id's high half): is it a file of u32 ids? then give --input-format u32\n",
+                   parsed.input.c_str(),
+                   id_bound <= (size_t{1} << 16) ? "0" : StrCat("at most ", (id_bound - 1) >> 16).c_str());
+    }
     std::vector<TokenId> ids;
     for (size_t begin = 0; begin < file->size(); begin += kPartIds) {
       ids.clear();
       file->AppendIds(begin, std::min(file->size(), begin + kPartIds), ids);
-      if (absl::Status s = (*encoder)->CheckDecodable(ids, begin); !s.ok()) {
-        PrintError("decode", StrCat(parsed.input, ": ", s.message()));
+      for (size_t i = 0; i < ids.size(); ++i) {
+        if ((*encoder)->Decodable(ids[i])) continue;
+        PrintError("decode", StrCat(parsed.input, ": ", (*encoder)->CheckDecodable(ids, begin).message(),
+                                    *binary == TokenFileFormat::kU32 ? U16ReadAsU32Hint(ids[i], id_bound) : ""));
         return kExitFailure;
       }
     }

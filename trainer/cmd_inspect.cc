@@ -302,6 +302,11 @@ int PrintTokenFile(const std::string& path, const InspectCommandOptions& options
   std::printf("token file: %s (%s)\n", path.c_str(), std::string(TokenFileFormatName(*format)).c_str());
   std::printf("tokens: %zu\n", count);
   if (count > 0) std::printf("ids: all below %u (the vocabulary needs at least %u ids)\n", max_id + 1, max_id + 1);
+  // (A vocabulary of up to 262,144 ids: a u32 id's high half is at most 3.)
+  if (*format == TokenFileFormat::kU16 && LooksLikeU32ReadAsU16(*mapped, 3)) {
+    std::printf("note: every second id is below 4, as a u32 id's high half: is it a file of u32 ids? "
+                "then give --input-format u32\n");
+  }
   // Documents: the text file's lines, or the index (--index, or PATH's .idx beside it).
   std::vector<std::pair<size_t, size_t>> documents;  // [begin, end) in ids
   if (*format == TokenFileFormat::kText) {

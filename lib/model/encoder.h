@@ -133,6 +133,8 @@ class Encoder {
   absl::Status DecodeTo(absl::Span<const TokenId> ids, std::string& out, const DecodePart& part) const;
   // DecodeTo's error for the first id of `ids` that names no token, without decoding.
   absl::Status CheckDecodable(absl::Span<const TokenId> ids, size_t position = 0) const;
+  // Whether `id` names a token (decoding fails on one that does not).
+  bool Decodable(TokenId id) const { return id < tokens_.size() && !tokens_[id].empty(); }
 
   const Model& model() const { return *model_; }
   const PieceEncoder& piece_encoder() const { return *pieces_; }
@@ -145,8 +147,6 @@ class Encoder {
 
   absl::Status DecodeWordPieces(absl::Span<const TokenId> ids, std::string& out,
                                 const DecodePart& part) const;
-  // Whether `id` names a token (decoding fails on one that does not).
-  bool Decodable(TokenId id) const { return id < tokens_.size() && !tokens_[id].empty(); }
   // A token's decoded bytes: markers dropped (the suffix as `suffix_as`), "▁" as a space.
   std::string DecodedToken(std::string_view token, std::string_view suffix_as) const;
   // `text` prepared (text_prep.h): itself when there is nothing to do, else a view of this

@@ -1,5 +1,6 @@
 #include "tokens/token_file.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -165,6 +166,15 @@ absl::Status MegatronIndexWriter::Commit() const {
   }
   for (uint64_t d = 0; d <= sizes_.size(); ++d) PutLe(out, d, 8);
   return WriteFileAtomically(path_, out);
+}
+
+bool LooksLikeU32ReadAsU16(const MappedTokenFile& file, TokenId high_bound) {
+  const size_t seen = std::min<size_t>(file.size(), size_t{1} << 16);
+  if (file.size() % 2 != 0 || seen < 16) return false;
+  for (size_t i = 1; i < seen; i += 2) {
+    if (file[i] > high_bound) return false;
+  }
+  return true;
 }
 
 absl::StatusOr<TokenFileFormat> DetectTokenFileFormat(const std::string& path,

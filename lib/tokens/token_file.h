@@ -108,6 +108,13 @@ class MappedTokenFile {
   size_t width_ = 4;
 };
 
+// Whether `file`, read as u16 ids, looks like a file of u32 ids: a binary token file says nothing
+// of its ids' width but its name, and u32 ids read as u16 decode to other text without an error.
+// The tell: every second value is then a u32 id's high half, at most `high_bound` ((ids - 1) >>
+// 16 for a vocabulary of `ids`: 0 below 65,537). Looks at the file's first 65,536 values; false
+// when it has fewer than 16 or an odd count.
+bool LooksLikeU32ReadAsU16(const MappedTokenFile& file, TokenId high_bound);
+
 // The format of a token file: npy by its magic, else by the extension (.u16, .u32, .txt) or
 // `given`; an error when neither tells.
 absl::StatusOr<TokenFileFormat> DetectTokenFileFormat(const std::string& path,
