@@ -370,6 +370,14 @@ int RunTrain(int argc, char** argv) {
   progress.Finish();
   // An option the trainer finds wrong only once it sees the words (a --vocab-size the alphabet
   // or the seed vocabulary cannot meet, a resume changing --vocab-size) is a usage error too.
+  if (int sig = InterruptGuard::signal_number(); sig != 0 && !outcome.ok() &&
+                                                 absl::IsCancelled(outcome.status())) {
+    // Stopped while a read waited on stdin, before the words were counted: a count of stdin
+    // cannot be taken up again, so there is no checkpoint to resume from.
+    std::fprintf(stderr, "tokenmill train: interrupted (%s); nothing was saved\n",
+                 std::string(outcome.status().message()).c_str());
+    return 128 + sig;
+  }
   if (!outcome.ok()) return ReportError("train", outcome.status());
   if (int sig = InterruptGuard::signal_number(); sig != 0 && outcome->interrupted) {
     return ReportInterrupted(*outcome, sig);

@@ -6,6 +6,7 @@
 #include <csignal>
 
 #include "common/file_util.h"
+#include "common/stop_request.h"
 
 namespace tokenmill::cli {
 namespace {
@@ -14,7 +15,9 @@ std::atomic<int> g_signal{0};
 
 extern "C" void HandleInterrupt(int sig) {
   int expected = 0;
-  if (!g_signal.compare_exchange_strong(expected, sig)) {
+  if (g_signal.compare_exchange_strong(expected, sig)) {
+    RequestStop();  // a read waiting on stdin gives up (common/stop_request.h)
+  } else {
     // Second signal: leave now; the last complete checkpoint is on disk (writes are atomic),
     // and the temporary files of outputs being written go with us.
     RemoveTemporariesNow();
@@ -29,6 +32,7 @@ extern "C" void HandleInterrupt(int sig) {
 
 InterruptGuard::InterruptGuard() {
   g_signal.store(0);
+  ClearStopRequest();
   struct sigaction action {};
   action.sa_handler = HandleInterrupt;
   sigemptyset(&action.sa_mask);

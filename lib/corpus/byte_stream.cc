@@ -1,6 +1,8 @@
 #include "corpus/byte_stream.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/stop_request.h"
 #include "common/strings.h"
 
 namespace tokenmill {
@@ -21,7 +24,10 @@ constexpr size_t kDiskBuffer = size_t{1} << 20;
 // Raw bytes of a file or stdin, with the first bytes peeked for magic detection.
 class FdSource {
  public:
-  FdSource(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  FdSource(std::string path, int fd) : path_(std::move(path)), fd_(fd) {
+    struct stat st;
+    may_wait_ = ::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode);
+  }
   ~FdSource() {
     if (fd_ >= 0 && fd_ != STDIN_FILENO) ::close(fd_);
   }
@@ -41,6 +47,7 @@ class FdSource {
       return n;
     }
     while (true) {
+      if (absl::Status ready = WaitReadable(); !ready.ok()) return ready;
       ssize_t n = ::read(fd_, out, capacity);
       if (n >= 0) {
         consumed_ += static_cast<uint64_t>(n);
@@ -57,6 +64,7 @@ class FdSource {
   absl::StatusOr<std::string_view> Peek() {
     char buffer[4];
     while (peeked_.size() < 4) {
+      if (absl::Status ready = WaitReadable(); !ready.ok()) return ready;
       ssize_t n = ::read(fd_, buffer, 4 - peeked_.size());
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
@@ -70,8 +78,27 @@ class FdSource {
   }
 
  private:
+  // A pipe or a terminal (stdin) may have no bytes for as long as its writer likes, and a signal
+  // need not interrupt the thread blocked in read() (any thread may take it): such a source is
+  // read only once poll() says it has bytes (or has ended), looking for a stop request
+  // (common/stop_request.h) every 100 ms meanwhile. Regular files are read at once.
+  absl::Status WaitReadable() {
+    if (!may_wait_) return absl::OkStatus();
+    pollfd fds{fd_, POLLIN, 0};
+    while (true) {
+      if (StopRequested()) {
+        return absl::CancelledError(StrCat("stopped while waiting for input on ",
+                                           path_ == "-" ? std::string("stdin") : StrCat("'", path_, "'")));
+      }
+      const int ready = ::poll(&fds, 1, 100);
+      if (ready > 0) return absl::OkStatus();  // bytes, the end, or an error read() reports
+      if (ready < 0 && errno != EINTR) return absl::OkStatus();  // read() says what went wrong
+    }
+  }
+
   std::string path_;
   int fd_;
+  bool may_wait_ = false;
   std::string peeked_;
   uint64_t consumed_ = 0;
 };
