@@ -739,6 +739,18 @@ TEST(EncodeCorpusCli, InspectShowsTheCountAndTheFirstDocuments) {
   ASSERT_EQ(n.exit_code, 0) << n.err;
   EXPECT_THAT(n.out, HasSubstr("tokens: " + std::to_string(tokens) + "\n"));
   EXPECT_THAT(n.out, HasSubstr("the first document is here"));
+  // Without an index the ids are not called documents.
+  CliResult bare = RunCli({"inspect", npy, "--tokenizer", kCl100k});
+  ASSERT_EQ(bare.exit_code, 0) << bare.err;
+  EXPECT_THAT(bare.out, HasSubstr("first " + std::to_string(tokens) + " ids (no index: document ends unknown): the first"));
+  EXPECT_THAT(bare.out, ::testing::Not(HasSubstr("document 1")));
+  // An index of another file that fits inside this one (fewer tokens) is refused too.
+  const std::string longer = dir.File("longer.u32");
+  ASSERT_EQ(Encode(kCl100k, {"--output", longer, dir.Write("longer.txt", "more words here\n" + ReadAll(input))}).exit_code, 0);
+  CliResult foreign = RunCli({"inspect", longer, "--tokenizer", kCl100k, "--index", idx});
+  EXPECT_EQ(foreign.exit_code, 1);
+  EXPECT_THAT(foreign.err, HasSubstr("covers " + std::to_string(tokens) + " tokens"));
+  EXPECT_THAT(foreign.err, HasSubstr("is it this file's index?"));
 }
 
 // ---- 10. Errors a user can cause ---------------------------------------------------------
@@ -965,6 +977,13 @@ TEST(EncodeCorpusCli, OutputsIndexesAndFormatsThatDoNotFit) {
   EXPECT_EQ(same_file.exit_code, 2);
   EXPECT_THAT(same_file.err, HasSubstr("same file"));
   EXPECT_FALSE(std::filesystem::exists(same));
+  // ... also as relative paths, the file not there yet ("q.u32" and "./q.u32").
+  CliResult relative = RunProgram("/bin/sh", {"-c", "cd '" + dir.path() + "' && '" + TOKENMILL_CLI_PATH +
+                                                        "' encode --tokenizer '" + kGpt2 +
+                                                        "' --output q.u32 --index ./q.u32 in.txt"});
+  EXPECT_EQ(relative.exit_code, 2) << relative.err;
+  EXPECT_THAT(relative.err, HasSubstr("same file"));
+  EXPECT_FALSE(std::filesystem::exists(dir.File("q.u32")));
   // An output in a folder that does not exist says so.
   CliResult nowhere = Encode(kGpt2, {"--output", dir.path() + "/no_folder/ids.u32", input});
   EXPECT_EQ(nowhere.exit_code, 1);

@@ -344,9 +344,15 @@ int PrintTokenFile(const std::string& path, const InspectCommandOptions& options
         documents.push_back({begin, begin + static_cast<size_t>(size)});
         total += static_cast<uint64_t>(size);
       }
-      std::printf("index: %s, %zu documents, %llu tokens%s\n", index.c_str(), read->sizes.size(),
-                  static_cast<unsigned long long>(total),
-                  total == count ? "" : " (not the token file's count!)");
+      // Megatron's documents cover the token file exactly; an index covering less belongs to
+      // another file (or is damaged), and its documents would be wrong ones.
+      if (total != count) {
+        PrintError("inspect", StrCat("index '", index, "' covers ", total, " tokens, '", path,
+                                     "' holds ", count, "; is it this file's index?"));
+        return kExitFailure;
+      }
+      std::printf("index: %s, %zu documents, %llu tokens\n", index.c_str(), read->sizes.size(),
+                  static_cast<unsigned long long>(total));
     }
   }
   if (!documents.empty()) {
@@ -375,7 +381,9 @@ int PrintTokenFile(const std::string& path, const InspectCommandOptions& options
                 max_id, vocab);
     return kExitFailure;
   }
-  if (documents.empty()) documents.push_back({0, std::min<size_t>(count, 200)});
+  // No index: the documents' ends are unknown, so the first ids are shown as such.
+  const bool no_documents = documents.empty();
+  if (no_documents) documents.push_back({0, std::min<size_t>(count, 200)});
   for (size_t d = 0; d < documents.size() && d < options.documents; ++d) {
     const auto [begin, end] = documents[d];
     std::vector<TokenId> ids;
@@ -393,7 +401,12 @@ int PrintTokenFile(const std::string& path, const InspectCommandOptions& options
       return kExitFailure;
     }
     if (text.size() > 300) text = text.substr(0, 300) + "...";
-    std::printf("document %zu (%zu tokens): %s\n", d + 1, end - begin, ShowBytes(text).c_str());
+    if (no_documents) {
+      std::printf("first %zu ids (no index: document ends unknown): %s\n", end - begin,
+                  ShowBytes(text).c_str());
+    } else {
+      std::printf("document %zu (%zu tokens): %s\n", d + 1, end - begin, ShowBytes(text).c_str());
+    }
   }
   return kExitOk;
 }

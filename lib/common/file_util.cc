@@ -188,7 +188,11 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 
 std::string CanonicalPath(const std::string& path) {
   std::error_code error;
-  std::filesystem::path canonical = std::filesystem::weakly_canonical(path, error);
+  // Made absolute first: weakly_canonical leaves a relative path whose first part does not
+  // exist relative ("q.u32" against "./q.u32", which it resolves through ".").
+  const std::filesystem::path absolute = std::filesystem::absolute(path, error);
+  if (error) return path;
+  std::filesystem::path canonical = std::filesystem::weakly_canonical(absolute, error);
   return error ? path : canonical.string();
 }
 
