@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -955,6 +956,56 @@ TEST(EncodeCorpusCli, SecondSignalExitsAtOnce) {
     ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
     EXPECT_EQ(WEXITSTATUS(status), 128 + sig);
     EXPECT_THAT(ReadAll(err_path), HasSubstr("second interrupt, exiting at once"));
+  }
+}
+
+// ---- 14b. A pipe given by its path ----------------------------------------------------------
+
+// A named pipe (or /dev/stdin, <(command)) has no size and can be read once: it is read as a
+// stream like stdin, plain or compressed by its first bytes. Before, its size of 0 made it an
+// empty input (exit 0, nothing encoded) and a compressed one lost its magic to the format check.
+TEST(EncodeCorpusCli, NamedPipesAreReadAsStreams) {
+  TempDir dir;
+  std::string text;
+  for (int i = 0; i < 3000; ++i) text += "line " + std::to_string(i) + " through a pipe\n";
+  const std::string plain = dir.Write("in.txt", text);
+  CliResult expected = Encode(kGpt2, {plain});
+  ASSERT_EQ(expected.exit_code, 0) << expected.err;
+  const std::string gz = dir.File("in.txt.gz");
+  ASSERT_EQ(RunProgram("/bin/sh", {"-c", "gzip -c '" + plain + "' > '" + gz + "'"}).exit_code, 0);
+  for (const auto& [name, bytes] : {std::pair<std::string, std::string>{"pipe.txt", text},
+                                    {"pipe.gz", ReadAll(gz)}}) {
+    SCOPED_TRACE(name);
+    const std::string fifo = dir.File(name);
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    // The writer gives up after 10 s without a reader or progress (a reader that closed the
+    // pipe early, or never opened it, fails the test instead of hanging it).
+    signal(SIGPIPE, SIG_IGN);
+    std::thread writer([fifo = fifo, bytes = bytes] {
+      int fd = -1;
+      for (int i = 0; i < 1000 && fd < 0; ++i) {
+        fd = open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // ENXIO until the reader opens it
+        if (fd < 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      if (fd < 0) return;
+      for (size_t done = 0, idle = 0; done < bytes.size() && idle < 1000;) {
+        const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+        if (n > 0) {
+          done += static_cast<size_t>(n);
+          idle = 0;
+        } else if (n < 0 && errno == EAGAIN) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+          ++idle;
+        } else {
+          break;
+        }
+      }
+      close(fd);
+    });
+    CliResult r = Encode(kGpt2, {"--batch-bytes", "4096", fifo});
+    writer.join();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(r.out == expected.out) << r.out.size() << " bytes of ids against " << expected.out.size();
   }
 }
 

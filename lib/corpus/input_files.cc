@@ -71,7 +71,7 @@ absl::Status ReadMagic(const std::string& path, unsigned char* magic, size_t* go
   return absl::OkStatus();
 }
 
-// Fills in format and compression of a regular, readable file.
+// Fills in format and compression of a readable file (a pipe's compression when read).
 absl::StatusOr<InputFile> DescribeFile(const std::string& path, const InputSelection& selection) {
   TM_RETURN_IF_ERROR(CheckReadableFile(path));
   InputFile file;
@@ -80,21 +80,28 @@ absl::StatusOr<InputFile> DescribeFile(const std::string& path, const InputSelec
   if (::stat(path.c_str(), &st) != 0) {
     return absl::NotFoundError(StrCat("cannot open '", path, "': ", std::strerror(errno)));
   }
-  file.size = static_cast<uint64_t>(st.st_size);
-  unsigned char magic[4] = {0, 0, 0, 0};
-  size_t got = 0;
-  TM_RETURN_IF_ERROR(ReadMagic(path, magic, &got));
-  file.compression = CompressionFromMagic(magic, got);
-
   std::string name = Lowercase(std::filesystem::path(path).filename().string());
   Compression by_extension = Compression::kNone;
   if (EndsWith(name, ".zst") || EndsWith(name, ".zstd")) by_extension = Compression::kZstd;
   if (EndsWith(name, ".gz")) by_extension = Compression::kGzip;
-  if (by_extension != Compression::kNone && by_extension != file.compression) {
-    return absl::InvalidArgumentError(
-        StrCat("'", path, "' is named like a ", CompressionName(by_extension),
-               " file but does not start with the ", CompressionName(by_extension),
-               " magic bytes", got < 4 ? " (it is shorter than 4 bytes: truncated?)" : ""));
+  if (!S_ISREG(st.st_mode)) {
+    // A named pipe, /dev/stdin, <(command): its size says nothing (0) and its bytes can be read
+    // only once, so it is read as stdin is, as a stream whose first bytes tell the compression
+    // (peeking here would eat them, and a size of 0 read it as empty).
+    file.size = 0;
+    file.compression = Compression::kDetectWhenRead;
+  } else {
+    file.size = static_cast<uint64_t>(st.st_size);
+    unsigned char magic[4] = {0, 0, 0, 0};
+    size_t got = 0;
+    TM_RETURN_IF_ERROR(ReadMagic(path, magic, &got));
+    file.compression = CompressionFromMagic(magic, got);
+    if (by_extension != Compression::kNone && by_extension != file.compression) {
+      return absl::InvalidArgumentError(
+          StrCat("'", path, "' is named like a ", CompressionName(by_extension),
+                 " file but does not start with the ", CompressionName(by_extension),
+                 " magic bytes", got < 4 ? " (it is shorter than 4 bytes: truncated?)" : ""));
+    }
   }
   if (by_extension != Compression::kNone) name = name.substr(0, name.rfind('.'));
 
