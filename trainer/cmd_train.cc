@@ -368,8 +368,6 @@ int RunTrain(int argc, char** argv) {
   hooks.on_step = [&](const TrainEvent& event) { progress.OnStep(event); };
   absl::StatusOr<RunOutcome> outcome = run->Run(hooks);
   progress.Finish();
-  // An option the trainer finds wrong only once it sees the words (a --vocab-size the alphabet
-  // or the seed vocabulary cannot meet, a resume changing --vocab-size) is a usage error too.
   if (int sig = InterruptGuard::signal_number(); sig != 0 && !outcome.ok() &&
                                                  absl::IsCancelled(outcome.status())) {
     // Stopped while a read waited on stdin, before the words were counted: a count of stdin
@@ -378,6 +376,8 @@ int RunTrain(int argc, char** argv) {
                  std::string(outcome.status().message()).c_str());
     return 128 + sig;
   }
+  // An option the trainer finds wrong only once it sees the words (a --vocab-size the alphabet
+  // or the seed vocabulary cannot meet, a resume changing --vocab-size) is a usage error too.
   if (!outcome.ok()) return ReportError("train", outcome.status());
   if (int sig = InterruptGuard::signal_number(); sig != 0 && outcome->interrupted) {
     return ReportInterrupted(*outcome, sig);
