@@ -1,5 +1,9 @@
 // The corpus reader's parts: invalid-UTF-8 and NUL statistics, cut rules, and the batch reader
 // (every byte of every input in exactly one batch, whatever the shard and batch sizes).
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 #include <string>
@@ -190,6 +194,38 @@ TEST(InputFiles, FormatsFromMagicAndExtension) {
   InputSelection as_json;
   as_json.format = "jsonl";
   EXPECT_EQ(ResolveInputs({dir.File("c.txt")}, as_json)->front().format, RecordFormat::kJsonLines);
+}
+
+// A subfolder that cannot be read fails the walk and is named; before, the walk ended there
+// without a word and the files after it were left out (exit 0 with part of the corpus). Run
+// in a child as `nobody` when this test runs as root (root reads any folder).
+TEST(InputFiles, AnUnreadableSubfolderIsAnErrorNotTheEndOfTheFolder) {
+  testing::TempDir dir;
+  ASSERT_EQ(chmod(dir.path().c_str(), 0755), 0);
+  const std::string folder = dir.path() + "/corpus";
+  ASSERT_EQ(mkdir(folder.c_str(), 0755), 0);
+  for (const char* name : {"a.txt", "b.txt", "c.txt", "d.txt"}) {
+    const std::string path = folder + "/" + name;
+    dir.Write(std::string("corpus/") + name, "text\n");
+    ASSERT_EQ(chmod(path.c_str(), 0644), 0);
+  }
+  const std::string locked = folder + "/b_locked";
+  ASSERT_EQ(mkdir(locked.c_str(), 0), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(10);
+    absl::StatusOr<std::vector<InputFile>> inputs = ResolveInputs({folder}, InputSelection{});
+    if (inputs.ok()) _exit(static_cast<int>(20 + inputs->size()));  // 20 + the files found
+    const std::string message(inputs.status().message());
+    _exit(message.find("cannot read folder '" + locked + "'") != std::string::npos ? 0 : 3);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  chmod(locked.c_str(), 0755);  // so that TempDir can remove it
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: could not become nobody; 3: another error; 2x: "
+                                       "the walk succeeded with x files";
 }
 
 }  // namespace

@@ -123,18 +123,26 @@ absl::Status AddFolder(const std::string& folder, const InputSelection& selectio
   std::error_code ec;
   fs::recursive_directory_iterator it(folder, fs::directory_options::none, ec), end;
   if (ec) return absl::FailedPreconditionError(StrCat("cannot read folder '", folder, "': ", ec.message()));
-  for (; it != end; it.increment(ec)) {
-    if (ec) {
-      return absl::FailedPreconditionError(
-          StrCat("cannot read folder '", folder, "': ", ec.message()));
-    }
+  // A subfolder that cannot be read fails the walk, naming it: increment(ec) leaves the iterator
+  // at its end when it cannot enter one, so a loop that tested only `it != end` ended there
+  // quietly, and every file after it was left out.
+  while (it != end) {
+    const fs::path entry = it->path();
     std::error_code type_ec;
-    if (!it->is_regular_file(type_ec)) continue;
-    std::string name = it->path().filename().string();
-    std::string relative = it->path().lexically_relative(folder).string();
-    if (!selection.include.empty() && !MatchesAny(selection.include, name, relative)) continue;
-    if (MatchesAny(selection.exclude, name, relative)) continue;
-    found.push_back(it->path().string());
+    const bool is_folder = it->is_directory(type_ec);
+    if (it->is_regular_file(type_ec)) {
+      std::string name = entry.filename().string();
+      std::string relative = entry.lexically_relative(folder).string();
+      if ((selection.include.empty() || MatchesAny(selection.include, name, relative)) &&
+          !MatchesAny(selection.exclude, name, relative)) {
+        found.push_back(entry.string());
+      }
+    }
+    it.increment(ec);
+    if (ec) {
+      return absl::FailedPreconditionError(StrCat("cannot read folder '",
+                                                  is_folder ? entry.string() : folder, "': ", ec.message()));
+    }
   }
   if (found.empty()) {
     std::string filters;
