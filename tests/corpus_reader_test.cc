@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "corpus/batch_reader.h"
+#include "corpus/byte_stream.h"
 #include "corpus/cut_rule.h"
 #include "corpus/input_files.h"
 #include "corpus/text_stats.h"
@@ -194,6 +195,47 @@ TEST(InputFiles, FormatsFromMagicAndExtension) {
   InputSelection as_json;
   as_json.format = "jsonl";
   EXPECT_EQ(ResolveInputs({dir.File("c.txt")}, as_json)->front().format, RecordFormat::kJsonLines);
+}
+
+// pzstd's files start with a zstd skippable frame (magic 0x184D2A50-5F), and any frame may be
+// one: such a file is zstd, by its name or its first bytes (stdin), and reads as its frames'
+// text. Before, a .zst name was refused ("does not start with the zstd magic bytes") and the
+// same bytes on stdin were read as text.
+TEST(InputFiles, ZstdStartingWithASkippableFrameIsZstd) {
+  testing::TempDir dir;
+  auto skippable = [](uint8_t low_nibble, const std::string& payload) {
+    std::string frame = {static_cast<char>(0x50 | low_nibble), 0x2A, 0x4D, 0x18};
+    for (int i = 0; i < 4; ++i) frame.push_back(static_cast<char>(payload.size() >> (8 * i)));
+    return frame + payload;
+  };
+  auto zstd = [](const std::string& text) {
+    std::string out(ZSTD_compressBound(text.size()), '\0');
+    out.resize(ZSTD_compress(out.data(), out.size(), text.data(), text.size(), 3));
+    return out;
+  };
+  const std::string first = "the first frame's lines\n", second = "and the second's\n";
+  const std::string bytes = skippable(0, "1234") + zstd(first) + skippable(0xF, "") + zstd(second);
+  for (const std::string name : {"s.zst", "s.bin"}) {
+    SCOPED_TRACE(name);
+    auto inputs = ResolveInputs({dir.Write(name, bytes)}, InputSelection{});
+    ASSERT_TRUE(inputs.ok()) << inputs.status();
+    EXPECT_EQ(inputs->front().compression, Compression::kZstd);
+    // As stdin would be: the compression told by the first bytes as they are read.
+    for (Compression compression : {inputs->front().compression, Compression::kDetectWhenRead}) {
+      InputFile input = inputs->front();
+      input.compression = compression;
+      auto stream = ByteStream::Open(input);
+      ASSERT_TRUE(stream.ok()) << stream.status();
+      std::string text, buffer(4096, '\0');
+      while (true) {
+        auto got = (*stream)->Read(buffer.data(), buffer.size());
+        ASSERT_TRUE(got.ok()) << got.status();
+        if (*got == 0) break;
+        text.append(buffer.data(), *got);
+      }
+      EXPECT_EQ(text, first + second);
+    }
+  }
 }
 
 // A subfolder that cannot be read fails the walk and is named; before, the walk ended there

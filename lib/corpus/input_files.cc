@@ -178,6 +178,11 @@ Compression CompressionFromMagic(const unsigned char* bytes, size_t size) {
   if (size >= 4 && bytes[0] == 0x28 && bytes[1] == 0xB5 && bytes[2] == 0x2F && bytes[3] == 0xFD) {
     return Compression::kZstd;
   }
+  // A zstd skippable frame, 0x184D2A50-0x184D2A5F little-endian: pzstd starts every file with
+  // one (the frames' sizes), and the decoder skips it.
+  if (size >= 4 && (bytes[0] & 0xF0) == 0x50 && bytes[1] == 0x2A && bytes[2] == 0x4D && bytes[3] == 0x18) {
+    return Compression::kZstd;
+  }
   if (size >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B) return Compression::kGzip;
   return Compression::kNone;
 }

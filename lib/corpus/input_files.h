@@ -38,7 +38,8 @@ struct InputSelection {
 absl::StatusOr<std::vector<InputFile>> ResolveInputs(const std::vector<std::string>& arguments,
                                                      const InputSelection& selection);
 
-// The compression announced by the first bytes of a stream (kNone if neither magic).
+// The compression announced by the first bytes of a stream (kNone if neither magic; a zstd
+// skippable frame counts as zstd).
 Compression CompressionFromMagic(const unsigned char* bytes, size_t size);
 
 // "zstd", "gzip" or "none".
