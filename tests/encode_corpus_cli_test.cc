@@ -740,6 +740,16 @@ TEST(EncodeCorpusCli, InspectShowsTheCountAndTheFirstDocuments) {
   ASSERT_EQ(n.exit_code, 0) << n.err;
   EXPECT_THAT(n.out, HasSubstr("tokens: " + std::to_string(tokens) + "\n"));
   EXPECT_THAT(n.out, HasSubstr("the first document is here"));
+  // encode's text output under a name that says nothing (stdout redirected): lines of ids, by
+  // their content, not a vocab.txt.
+  CliResult text = Encode(kCl100k, {input});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const std::string ids_file = dir.Write("ids", text.out);
+  CliResult lines = RunCli({"inspect", ids_file, "--tokenizer", kCl100k});
+  ASSERT_EQ(lines.exit_code, 0) << lines.err;
+  EXPECT_THAT(lines.out, HasSubstr("token file: " + ids_file + " (text)"));
+  EXPECT_THAT(lines.out, HasSubstr("documents: 3"));
+  EXPECT_THAT(lines.out, HasSubstr("document 2 ("));
   // Without an index the ids are not called documents.
   CliResult bare = RunCli({"inspect", npy, "--tokenizer", kCl100k});
   ASSERT_EQ(bare.exit_code, 0) << bare.err;

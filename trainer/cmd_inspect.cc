@@ -263,14 +263,42 @@ int PrintTokenizer(const std::string& path, const InspectCommandOptions& options
 }
 
 // Most specific first; the tokenizer reader accepts anything and reports what is wrong.
+// encode's text output (lines of space-separated ids) by its first bytes: only digits, spaces
+// and line ends, and two ids on one line somewhere (a vocab.txt has one token a line, without
+// spaces; a file of one-id lines is left to --input-format text).
+bool LooksLikeIdLines(std::string_view head) {
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  bool two_on_a_line = false;
+  for (size_t i = 0; i < head.size(); ++i) {
+    const char c = head[i];
+    if (c == ' ') {
+      two_on_a_line |= i > 0 && i + 1 < head.size() && digit(head[i - 1]) && digit(head[i + 1]);
+    } else if (c != '\n' && !digit(c)) {
+      return false;
+    }
+  }
+  return two_on_a_line;
+}
+
+std::string ReadHead(const std::string& path) {
+  std::string head(4096, '\0');
+  FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) return "";
+  head.resize(std::fread(head.data(), 1, head.size(), file));
+  std::fclose(file);
+  return head;
+}
+
 bool RecognizeTokenFile(const std::string& path, std::string_view head) {
-  return head.starts_with("\x93NUMPY") || path.ends_with(".u16") || path.ends_with(".u32");
+  return head.starts_with("\x93NUMPY") || path.ends_with(".u16") || path.ends_with(".u32") ||
+         LooksLikeIdLines(head);
 }
 
 int PrintTokenFile(const std::string& path, const InspectCommandOptions& options) {
   std::optional<TokenFileFormat> given;
   if (options.input_format != "auto") given = *ParseTokenFileFormat(options.input_format);
   absl::StatusOr<TokenFileFormat> format = DetectTokenFileFormat(path, given);
+  if (!format.ok() && !given && LooksLikeIdLines(ReadHead(path))) format = TokenFileFormat::kText;
   if (!format.ok()) {
     PrintError("inspect", format.status());
     return kExitUsage;
@@ -432,7 +460,7 @@ int RunInspect(int argc, char** argv) {
                 "    the target, corpus fingerprint and sizes;\n"
                 "  a token file (tokenmill encode --output): its count, the ids' bound, and with\n"
                 "    --tokenizer the first documents decoded (.npy by its header; raw u16/u32 by\n"
-                "    their extension or --input-format).");
+                "    their extension or --input-format; lines of ids by their content).");
   flags.AddSize("top", &options.top, "how many entries to list (longest tokens, most frequent words)");
   flags.AddString("corpus", &options.corpus,
                   "text file to measure bytes/token and tokens/word on (lines as documents)");
@@ -462,14 +490,13 @@ int RunInspect(int argc, char** argv) {
     PrintError("inspect", readable);
     return kExitFailure;
   }
-  std::string head(4096, '\0');
   FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) {
     PrintError("inspect", StrCat(path, ": cannot open"));
     return kExitFailure;
   }
-  head.resize(std::fread(head.data(), 1, head.size(), file));
   std::fclose(file);
+  const std::string head = ReadHead(path);
   if (options.input_format != "auto") return PrintTokenFile(path, options);
   for (const Inspector& inspector : kInspectors) {
     if (inspector.recognize(path, head)) return inspector.print(path, options);
