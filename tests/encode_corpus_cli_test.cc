@@ -628,6 +628,60 @@ TEST(EncodeCorpusCli, IndexAndNpyMatchTheTextOutputAndNumpy) {
   }
 }
 
+// .npy files written by others: the header dict is a Python literal, which numpy reads with
+// any quotes, spacing and key order, in format version 1 or 2, and a 1-D array marked
+// Fortran-ordered is the same bytes. Each such file numpy loads (checked here) decodes; other
+// dtypes and shapes are refused naming them, and an .npy name without the header says so.
+TEST(EncodeCorpusCli, NpyHeadersAreReadAsNumpyReadsThem) {
+  TempDir dir;
+  const std::string text = "Hello world, this is a test of npy headers.\n";
+  const std::string u32 = dir.File("ids.u32");
+  ASSERT_EQ(Encode(kGpt2, {"--output", u32, dir.Write("in.txt", text)}).exit_code, 0);
+  CliResult made = RunProgram(kPython, {"-c", R"(
+import struct, sys, numpy as np
+folder, ids = sys.argv[1], np.fromfile(sys.argv[2], dtype='<u4')
+def custom(name, d, arr, version):
+    d = d.encode('latin1')
+    prefix = 10 if version == 1 else 12
+    h = d + b' ' * ((64 - (prefix + len(d) + 1) % 64) % 64) + b'\n'
+    size = struct.pack('<H', len(h)) if version == 1 else struct.pack('<I', len(h))
+    open(folder + '/' + name, 'wb').write(b'\x93NUMPY' + bytes([version, 0]) + size + h + arr.tobytes())
+    assert (np.load(folder + '/' + name) == arr).all(), name
+n = len(ids)
+custom('nospace.npy', "{'descr':'<u4','fortran_order':False,'shape':(%d,)}" % n, ids, 1)
+custom('dq.npy', '{"descr": "<u4", "fortran_order": False, "shape": (%d,), }' % n, ids, 1)
+custom('spaces.npy', "{'shape': ( %d , ), 'fortran_order': False, 'descr': '<u2'}" % n, ids.astype('<u2'), 1)
+custom('v2.npy', "{'descr': '<u4', 'fortran_order': False, 'shape': (%d,), }" % n, ids, 2)
+custom('fortran.npy', "{'descr': '<u4', 'fortran_order': True, 'shape': (%d,), }" % n, ids, 1)
+np.save(folder + '/u16.npy', ids.astype(np.uint16))
+np.save(folder + '/i8.npy', ids.astype(np.int64))
+np.save(folder + '/square.npy', np.zeros((3, 3), dtype=np.uint32))
+)", dir.path(), u32});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  for (const char* name : {"nospace.npy", "dq.npy", "spaces.npy", "v2.npy", "fortran.npy", "u16.npy"}) {
+    CliResult decoded = RunCli({"decode", "--tokenizer", kGpt2, dir.File(name)});
+    EXPECT_EQ(decoded.exit_code, 0) << name << ": " << decoded.err;
+    EXPECT_EQ(decoded.out, text) << name;
+  }
+  CliResult i8 = RunCli({"decode", "--tokenizer", kGpt2, dir.File("i8.npy")});
+  EXPECT_EQ(i8.exit_code, 1);
+  EXPECT_THAT(i8.err, HasSubstr("dtype is '<i8'"));
+  CliResult square = RunCli({"decode", "--tokenizer", kGpt2, dir.File("square.npy")});
+  EXPECT_EQ(square.exit_code, 1);
+  EXPECT_THAT(square.err, HasSubstr("not a 1-D array: shape (3, 3)"));
+  // Named .npy, no header: that is the error (not "its name has no .npy").
+  CliResult headless = RunCli({"decode", "--tokenizer", kGpt2, dir.Write("raw.npy", ReadAll(u32))});
+  EXPECT_EQ(headless.exit_code, 1);
+  EXPECT_THAT(headless.err, HasSubstr("not an .npy file (no \\x93NUMPY magic)"));
+  // An .npy read as raw u32 ids: the hint names npy.
+  // (Its bytes made a size no whole number of u32 ids fills.)
+  std::string u16_npy = ReadAll(dir.File("u16.npy"));
+  if (u16_npy.size() % 4 == 0) u16_npy += std::string(2, '\0');
+  CliResult as_u32 = RunCli({"decode", "--tokenizer", kGpt2, "--input-format", "u32", dir.Write("odd.npy", u16_npy)});
+  EXPECT_EQ(as_u32.exit_code, 1);
+  EXPECT_THAT(as_u32.err, HasSubstr("(it is an .npy file: give --input-format npy)"));
+}
+
 // ---- 7. --doc-mode file ------------------------------------------------------------------
 
 TEST(EncodeCorpusCli, DocModeFileMakesEachFileADocument) {

@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <string>
+#include <vector>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_join.h"
 #include "common/binary_io.h"
 #include "common/option_error.h"
 #include "common/status_macros.h"
@@ -184,6 +188,8 @@ absl::StatusOr<TokenFileFormat> DetectTokenFileFormat(const std::string& path,
     TM_ASSIGN_OR_RETURN(SharedBytes bytes, MapFile(path));
     if (bytes.view().starts_with(std::string_view(kNpyMagic, 6))) return TokenFileFormat::kNpy;
   }
+  // An .npy name without the header is read as npy, whose error says so.
+  if (path.ends_with(".npy")) return TokenFileFormat::kNpy;
   if (path.ends_with(".u16")) return TokenFileFormat::kU16;
   if (path.ends_with(".u32")) return TokenFileFormat::kU32;
   if (path.ends_with(".txt")) return TokenFileFormat::kText;
@@ -215,6 +221,93 @@ absl::StatusOr<TokenFileContents> ReadTokenFile(const std::string& path, TokenFi
   return out;
 }
 
+namespace {
+
+// The .npy header's dict, a Python literal: {'descr': '<u4', 'fortran_order': False,
+// 'shape': (N,), } as numpy writes it, read as Python would (either quote, any spacing, keys in
+// any order), so that a file numpy loads is not refused for its spelling.
+struct NpyDict {
+  std::string descr;
+  bool fortran_order = false;
+  std::vector<uint64_t> shape;
+};
+
+// Bytes shown on one line of an error: control and non-ASCII bytes escaped.
+std::string Escaped(std::string_view bytes) {
+  return absl::CEscape(absl::string_view(bytes.data(), bytes.size()));
+}
+
+absl::StatusOr<NpyDict> ParseNpyDict(const std::string& path, std::string_view dict) {
+  size_t at = 0;
+  auto fail = [&](std::string_view what) {
+    return absl::InvalidArgumentError(
+        StrCat(path, ": bad .npy header (", Escaped(what), " at byte ", at, " of its dict",
+               "): ", Escaped(dict.substr(0, dict.find_last_not_of(" \n") + 1))));
+  };
+  auto skip_spaces = [&] {
+    while (at < dict.size() && (dict[at] == ' ' || dict[at] == '\t' || dict[at] == '\n')) ++at;
+  };
+  auto take = [&](char c) {
+    skip_spaces();
+    if (at < dict.size() && dict[at] == c) return ++at, true;
+    return false;
+  };
+  auto quoted = [&](std::string* out) {
+    skip_spaces();
+    if (at >= dict.size() || (dict[at] != '\'' && dict[at] != '"')) return false;
+    const char quote = dict[at];
+    const size_t end = dict.find(quote, at + 1);
+    if (end == std::string_view::npos) return false;
+    *out = std::string(dict.substr(at + 1, end - at - 1));
+    at = end + 1;
+    return true;
+  };
+  NpyDict header;
+  bool has_descr = false, has_order = false, has_shape = false;
+  if (!take('{')) return fail("no '{'");
+  while (!take('}')) {
+    std::string key;
+    if (!quoted(&key)) return fail("no key");
+    if (!take(':')) return fail("no ':'");
+    skip_spaces();
+    if (key == "descr") {
+      if (!quoted(&header.descr)) return fail("descr is not a string");
+      has_descr = true;
+    } else if (key == "fortran_order") {
+      if (dict.substr(at).starts_with("True")) {
+        header.fortran_order = true, at += 4;
+      } else if (dict.substr(at).starts_with("False")) {
+        header.fortran_order = false, at += 5;
+      } else {
+        return fail("fortran_order is not True or False");
+      }
+      has_order = true;
+    } else if (key == "shape") {
+      if (!take('(')) return fail("shape is not a tuple");
+      while (!take(')')) {
+        skip_spaces();
+        const size_t digits = dict.find_first_not_of("0123456789", at);
+        uint64_t n = 0;
+        if (digits == at || digits == std::string_view::npos ||
+            !ParseInt(dict.substr(at, digits - at), &n)) {
+          return fail("bad shape");
+        }
+        header.shape.push_back(n);
+        at = digits;
+        if (!take(',') && !(skip_spaces(), at < dict.size() && dict[at] == ')')) return fail("bad shape");
+      }
+      has_shape = true;
+    } else {
+      return fail(StrCat("unknown key '", key, "'"));
+    }
+    if (!take(',') && !(skip_spaces(), at < dict.size() && dict[at] == '}')) return fail("no ','");
+  }
+  if (!has_descr || !has_order || !has_shape) return fail("descr, fortran_order or shape missing");
+  return header;
+}
+
+}  // namespace
+
 absl::StatusOr<MappedTokenFile> MappedTokenFile::Open(const std::string& path, TokenFileFormat format) {
   MappedTokenFile file;
   TM_ASSIGN_OR_RETURN(file.bytes_, MapFile(path));
@@ -238,30 +331,22 @@ absl::StatusOr<MappedTokenFile> MappedTokenFile::Open(const std::string& path, T
       return absl::InvalidArgumentError(StrCat(path, ": truncated .npy header"));
     }
     const std::string_view dict = body.substr(prefix, header_len);
-    if (dict.find("'<u2'") != std::string_view::npos) {
+    TM_ASSIGN_OR_RETURN(const NpyDict header, ParseNpyDict(path, dict));
+    if (header.descr == "<u2") {
       width = 2;
-    } else if (dict.find("'<u4'") != std::string_view::npos) {
+    } else if (header.descr == "<u4") {
       width = 4;
     } else {
-      return absl::InvalidArgumentError(StrCat(path, ": the array is not of '<u2' or '<u4' ids: ", dict));
+      return absl::InvalidArgumentError(StrCat(
+          path, ": the array's dtype is '", Escaped(header.descr), "', not '<u2' or '<u4' (uint16 or uint32 ids; "
+          "numpy: np.save(path, ids.astype(np.uint32)))"));
     }
-    if (dict.find("'fortran_order': False") == std::string_view::npos) {
-      return absl::InvalidArgumentError(StrCat(path, ": a Fortran-ordered array is not a token file"));
+    if (header.shape.size() != 1) {
+      return absl::InvalidArgumentError(StrCat(path, ": not a 1-D array: shape (",
+                                               absl::StrJoin(header.shape, ", "), ")"));
     }
-    const size_t shape = dict.find("'shape': (");
-    if (shape == std::string_view::npos) return absl::InvalidArgumentError(StrCat(path, ": no shape"));
-    std::string_view rest = dict.substr(shape + 10);
-    const size_t close = rest.find(')');
-    std::string_view dims = rest.substr(0, close);
-    if (dims.find(',') != dims.rfind(',') ||
-        (dims.find(',') != std::string_view::npos && dims.find(',') + 1 != dims.size() &&
-         dims.substr(dims.find(',') + 1).find_first_not_of(' ') != std::string_view::npos)) {
-      return absl::InvalidArgumentError(StrCat(path, ": not a 1-D array: (", dims, ")"));
-    }
-    uint64_t count = 0;
-    if (!ParseInt(dims.substr(0, dims.find(',')), &count)) {
-      return absl::InvalidArgumentError(StrCat(path, ": bad shape (", dims, ")"));
-    }
+    // (A 1-D array is the same bytes in either order.)
+    const uint64_t count = header.shape[0];
     body.remove_prefix(prefix + header_len);
     if (body.size() != count * width) {
       return absl::InvalidArgumentError(StrCat(path, ": the header says ", count, " ids, the file holds ",
@@ -269,8 +354,12 @@ absl::StatusOr<MappedTokenFile> MappedTokenFile::Open(const std::string& path, T
     }
   }
   if (body.size() % width != 0) {
+    const bool npy = body.starts_with(std::string_view(kNpyMagic, 6));
     return absl::InvalidArgumentError(StrCat(path, ": ", body.size(), " bytes are not a whole number of ",
-                                             width, "-byte ids (is it ", width == 2 ? "u32" : "u16", "?)"));
+                                             width, "-byte ids (",
+                                             npy ? "it is an .npy file: give --input-format npy"
+                                                 : StrCat("is it ", width == 2 ? "u32" : "u16", "?"),
+                                             ")"));
   }
   file.ids_ = body.data();
   file.count_ = body.size() / width;
