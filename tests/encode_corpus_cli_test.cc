@@ -673,13 +673,20 @@ np.save(folder + '/square.npy', np.zeros((3, 3), dtype=np.uint32))
   CliResult headless = RunCli({"decode", "--tokenizer", kGpt2, dir.Write("raw.npy", ReadAll(u32))});
   EXPECT_EQ(headless.exit_code, 1);
   EXPECT_THAT(headless.err, HasSubstr("not an .npy file (no \\x93NUMPY magic)"));
-  // An .npy read as raw u32 ids: the hint names npy.
-  // (Its bytes made a size no whole number of u32 ids fills.)
-  std::string u16_npy = ReadAll(dir.File("u16.npy"));
-  if (u16_npy.size() % 4 == 0) u16_npy += std::string(2, '\0');
-  CliResult as_u32 = RunCli({"decode", "--tokenizer", kGpt2, "--input-format", "u32", dir.Write("odd.npy", u16_npy)});
-  EXPECT_EQ(as_u32.exit_code, 1);
-  EXPECT_THAT(as_u32.err, HasSubstr("(it is an .npy file: give --input-format npy)"));
+  // An .npy read as raw ids (its header would be ids): refused, with the hint.
+  for (const char* raw : {"u16", "u32"}) {
+    CliResult as_raw = RunCli({"decode", "--tokenizer", kGpt2, "--input-format", raw, dir.File("u16.npy")});
+    EXPECT_EQ(as_raw.exit_code, 1) << raw;
+    EXPECT_THAT(as_raw.err, HasSubstr(std::string("it is an .npy file, not raw ") + raw +
+                                      " ids: give --input-format npy"));
+  }
+  // A Megatron index cut inside its header says so.
+  const std::string idx = dir.File("ids.idx");
+  ASSERT_EQ(Encode(kGpt2, {"--output", dir.File("ids2.u32"), "--index", idx, dir.File("in.txt")}).exit_code, 0);
+  const std::string cut = dir.Write("cut.idx", ReadAll(idx).substr(0, 20));
+  CliResult truncated = RunCli({"inspect", dir.File("ids2.u32"), "--index", cut});
+  EXPECT_EQ(truncated.exit_code, 1);
+  EXPECT_THAT(truncated.err, HasSubstr("truncated Megatron index (20 bytes"));
 }
 
 // ---- 7. --doc-mode file ------------------------------------------------------------------
@@ -829,6 +836,29 @@ TEST(EncodeCorpusCli, UserErrors) {
                                    "<|no such token|>", input});
   EXPECT_EQ(eot.exit_code, 2);
   EXPECT_THAT(eot.err, HasSubstr("<|no such token|>"));
+  EXPECT_EQ(no_outputs(), std::vector<std::string>{});
+  // --eot by id when no token's text is that number; a number past the ids is no token.
+  CliResult by_name = Encode(kCl100k, {"--eot", "<|endoftext|>", input});
+  CliResult by_id = Encode(kCl100k, {"--eot", "100257", input});
+  EXPECT_EQ(by_id.exit_code, 0) << by_id.err;
+  EXPECT_EQ(by_id.out, by_name.out);
+  EXPECT_EQ(Encode(kCl100k, {"--eot", "200000", input}).exit_code, 2);
+  // xz data is refused, as a file and on stdin, not encoded as text; stdin twice is refused.
+  const std::string xz = dir.Write("data.xz", std::string("\xFD" "7zXZ\0\0\x04", 8) + "rest");
+  for (const auto& [args, stdin_text] :
+       {std::pair<std::vector<std::string>, std::string>{{xz}, ""}, {{"-"}, ReadAll(xz)}}) {
+    CliResult r = Encode(kGpt2, args, stdin_text);
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_THAT(r.err, HasSubstr("is xz-compressed, which tokenmill does not read"));
+    EXPECT_EQ(r.out, "");
+  }
+  CliResult twice = Encode(kGpt2, {"-", "-"}, "hello\n");
+  EXPECT_EQ(twice.exit_code, 1);
+  EXPECT_THAT(twice.err, HasSubstr("given twice"));
+  // A .bin output must say its width: text there would surprise a data loader.
+  CliResult bin = Encode(kGpt2, {"--output", dir.File("out.bin"), input});
+  EXPECT_EQ(bin.exit_code, 2);
+  EXPECT_THAT(bin.err, HasSubstr("give --output-format u16"));
   EXPECT_EQ(no_outputs(), std::vector<std::string>{});
 
   for (const char* format : {"text", "npy"}) {

@@ -169,6 +169,13 @@ absl::StatusOr<TokenId> EotId(const Model& model, const std::string& text) {
   }
   const StringMap<TokenId> index = model.TokenIndex();
   if (auto it = index.find(text); it != index.end()) return it->second;
+  // No token has that text: an id, when it is one (--eot 50256).
+  uint64_t id = 0;
+  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos &&
+      ParseInt(std::string_view(text), &id) && id < model.token_bytes().size() &&
+      !model.token_bytes()[id].empty()) {
+    return static_cast<TokenId>(id);
+  }
   return absl::InvalidArgumentError(StrCat(
       "--eot '", text, "' is no token of this tokenizer (give a special token such as "
       "<|endoftext|>; add one with `tokenmill add-special-tokens`)"));
@@ -259,10 +266,10 @@ int RunEncode(int argc, char** argv) {
                   "text (decimal ids, a line per document), u16 / u32 (little-endian ids, "
                   "u16 only for vocabularies of at most 65,536 ids), npy (NumPy, uint16 or "
                   "uint32 as the vocabulary needs); default text, or what --output's extension "
-                  "says (.npy, .u16, .u32)");
+                  "says (.npy, .u16, .u32); required for a .bin");
   flags.AddString("eot", &options.eot,
                   "append this token after each document (e.g. <|endoftext|>: a special token, "
-                  "or any token's text)");
+                  "any token's text, or an id no token's text spells, such as 50256)");
   flags.AddString("index", &corpus.index,
                   "also write each document's offset and length in tokens here, as Megatron's "
                   "MMapIndexedDataset .idx (with --output-format u16 or u32: OUT.bin + OUT.idx)");
@@ -322,6 +329,13 @@ int RunEncode(int argc, char** argv) {
   if (!flags.WasSet("output-format")) {
     for (const char* format : {"npy", "u16", "u32"}) {
       if (corpus.output.ends_with(StrCat(".", format))) options.output_format = format;
+    }
+    // A .bin (nanoGPT's train.bin, Megatron's X.bin) names binary ids without saying their width:
+    // decimal text there would be a surprise found only when training reads it.
+    if (corpus.output.ends_with(".bin")) {
+      PrintError("encode", StrCat("--output '", corpus.output, "' is a .bin: give --output-format "
+                                  "u16 (nanoGPT's train.bin; vocabularies of up to 65,536 ids) or u32"));
+      return kExitUsage;
     }
   }
   corpus.format = *ParseTokenFileFormat(options.output_format);

@@ -313,6 +313,12 @@ absl::StatusOr<MappedTokenFile> MappedTokenFile::Open(const std::string& path, T
   TM_ASSIGN_OR_RETURN(file.bytes_, MapFile(path));
   std::string_view body = file.bytes_.view();
   size_t width = format == TokenFileFormat::kU16 ? 2 : 4;
+  if (format != TokenFileFormat::kNpy && body.starts_with(std::string_view(kNpyMagic, 6))) {
+    // Its header would be read as ids (u16: all in range for most vocabularies).
+    return absl::InvalidArgumentError(StrCat(path, ": it is an .npy file, not raw ",
+                                             TokenFileFormatName(format),
+                                             " ids: give --input-format npy (or none)"));
+  }
   if (format == TokenFileFormat::kNpy) {
     if (body.size() < 10 || !body.starts_with(std::string_view(kNpyMagic, 6))) {
       return absl::InvalidArgumentError(StrCat(path, ": not an .npy file (no \\x93NUMPY magic)"));
@@ -354,12 +360,8 @@ absl::StatusOr<MappedTokenFile> MappedTokenFile::Open(const std::string& path, T
     }
   }
   if (body.size() % width != 0) {
-    const bool npy = body.starts_with(std::string_view(kNpyMagic, 6));
     return absl::InvalidArgumentError(StrCat(path, ": ", body.size(), " bytes are not a whole number of ",
-                                             width, "-byte ids (",
-                                             npy ? "it is an .npy file: give --input-format npy"
-                                                 : StrCat("is it ", width == 2 ? "u32" : "u16", "?"),
-                                             ")"));
+                                             width, "-byte ids (is it ", width == 2 ? "u32" : "u16", "?)"));
   }
   file.ids_ = body.data();
   file.count_ = body.size() / width;
@@ -380,8 +382,12 @@ void MappedTokenFile::AppendIds(size_t begin, size_t end, std::vector<TokenId>& 
 absl::StatusOr<MegatronIndex> ReadMegatronIndex(const std::string& path) {
   TM_ASSIGN_OR_RETURN(std::string data, ReadFile(path));
   MegatronIndex index;
-  if (data.size() < 34 || std::string_view(data).substr(0, 9) != std::string_view(kIndexMagic, 9)) {
+  if (data.size() < 9 || std::string_view(data).substr(0, 9) != std::string_view(kIndexMagic, 9)) {
     return absl::InvalidArgumentError(StrCat(path, ": not a Megatron index (no MMIDIDX header)"));
+  }
+  if (data.size() < 34) {
+    return absl::InvalidArgumentError(
+        StrCat(path, ": truncated Megatron index (", data.size(), " bytes; its header alone is 34)"));
   }
   const char* p = data.data() + 9;
   if (GetLe(p, 8) != 1) return absl::InvalidArgumentError(StrCat(path, ": index version is not 1"));
