@@ -238,6 +238,39 @@ TEST(InputFiles, ZstdStartingWithASkippableFrameIsZstd) {
   }
 }
 
+// Data compressed in a way tokenmill does not read (xz, bzip2, lz4) is refused, naming the
+// compression, rather than read as text (garbage ids, exit 0): by a file's first bytes, and by
+// stdin's when read. stdin given twice is refused too (the second would be empty).
+TEST(InputFiles, CompressionsNotReadAreRefusedNotReadAsText) {
+  testing::TempDir dir;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"xz", std::string("\xFD" "7zXZ\0\0\x04", 8) + "rest"},
+      {"bzip2", "BZh91AY&SYrest"},
+      {"lz4", std::string("\x04\x22\x4D\x18\x64\x40\xA7", 7) + "rest"},
+  };
+  for (const auto& [format, bytes] : cases) {
+    SCOPED_TRACE(format);
+    const std::string path = dir.Write("data." + format, bytes);
+    auto inputs = ResolveInputs({path}, InputSelection{});
+    ASSERT_FALSE(inputs.ok());
+    EXPECT_NE(std::string(inputs.status().message()).find("is " + format + "-compressed, which tokenmill does not read"),
+              std::string::npos)
+        << inputs.status();
+    InputFile as_stdin;
+    as_stdin.path = path;
+    as_stdin.compression = Compression::kDetectWhenRead;
+    auto stream = ByteStream::Open(as_stdin);
+    ASSERT_FALSE(stream.ok());
+    EXPECT_NE(std::string(stream.status().message()).find(format + "-compressed"), std::string::npos)
+        << stream.status();
+  }
+  // Text that merely starts with "BZh" is text.
+  EXPECT_TRUE(ResolveInputs({dir.Write("bzh.txt", "BZh is how it starts\n")}, InputSelection{}).ok());
+  auto twice = ResolveInputs({"-", "-"}, InputSelection{});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(std::string(twice.status().message()).find("given twice"), std::string::npos);
+}
+
 // A subfolder that cannot be read fails the walk and is named; before, the walk ended there
 // without a word and the files after it were left out (exit 0 with part of the corpus). Run
 // in a child as `nobody` when this test runs as root (root reads any folder).

@@ -286,8 +286,11 @@ absl::StatusOr<std::unique_ptr<ByteStream>> ByteStream::Open(const InputFile& in
   if (compression == Compression::kDetectWhenRead) {
     absl::StatusOr<std::string_view> magic = source->Peek();
     if (!magic.ok()) return magic.status();
-    compression = CompressionFromMagic(reinterpret_cast<const unsigned char*>(magic->data()),
-                                       magic->size());
+    const auto* bytes = reinterpret_cast<const unsigned char*>(magic->data());
+    compression = CompressionFromMagic(bytes, magic->size());
+    if (std::string_view other = UnreadCompressionFromMagic(bytes, magic->size()); !other.empty()) {
+      return UnreadCompressionError(input.path, other);
+    }
   }
   switch (compression) {
     case Compression::kZstd: return std::unique_ptr<ByteStream>(new ZstdStream(std::move(source)));

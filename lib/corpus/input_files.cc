@@ -96,6 +96,9 @@ absl::StatusOr<InputFile> DescribeFile(const std::string& path, const InputSelec
     size_t got = 0;
     TM_RETURN_IF_ERROR(ReadMagic(path, magic, &got));
     file.compression = CompressionFromMagic(magic, got);
+    if (std::string_view other = UnreadCompressionFromMagic(magic, got); !other.empty()) {
+      return UnreadCompressionError(path, other);
+    }
     if (by_extension != Compression::kNone && by_extension != file.compression) {
       return absl::InvalidArgumentError(
           StrCat("'", path, "' is named like a ", CompressionName(by_extension),
@@ -174,6 +177,22 @@ absl::Status AddPath(const std::string& path, const InputSelection& selection,
 
 }  // namespace
 
+std::string_view UnreadCompressionFromMagic(const unsigned char* bytes, size_t size) {
+  if (size >= 4 && bytes[0] == 0xFD && bytes[1] == '7' && bytes[2] == 'z' && bytes[3] == 'X') return "xz";
+  if (size >= 4 && bytes[0] == 'B' && bytes[1] == 'Z' && bytes[2] == 'h' && bytes[3] >= '1' && bytes[3] <= '9') {
+    return "bzip2";
+  }
+  if (size >= 4 && bytes[0] == 0x04 && bytes[1] == 0x22 && bytes[2] == 0x4D && bytes[3] == 0x18) return "lz4";
+  return "";
+}
+
+absl::Status UnreadCompressionError(const std::string& path, std::string_view format) {
+  const std::string name = path == "-" ? "stdin" : StrCat("'", path, "'");
+  return absl::InvalidArgumentError(StrCat(
+      name, " is ", format, "-compressed, which tokenmill does not read (only zstd and gzip): "
+      "decompress it first, e.g. into stdin: ", format == "bzip2" ? "bzip2" : format, " -dc FILE | tokenmill ... -"));
+}
+
 Compression CompressionFromMagic(const unsigned char* bytes, size_t size) {
   if (size >= 4 && bytes[0] == 0x28 && bytes[1] == 0xB5 && bytes[2] == 0x2F && bytes[3] == 0xFD) {
     return Compression::kZstd;
@@ -204,8 +223,12 @@ absl::StatusOr<std::vector<InputFile>> ResolveInputs(const std::vector<std::stri
         StrCat("input format must be auto, text or jsonl, not '", selection.format, "'"));
   }
   std::vector<InputFile> out;
+  bool stdin_given = false;
   for (const std::string& argument : arguments) {
     if (argument == "-") {
+      // stdin can be read once: a second "-" would be an empty input.
+      if (stdin_given) return absl::InvalidArgumentError("stdin ('-') is given twice; it can be read once");
+      stdin_given = true;
       InputFile file;
       file.path = "-";
       file.compression = Compression::kDetectWhenRead;

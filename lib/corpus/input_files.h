@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -41,6 +42,11 @@ absl::StatusOr<std::vector<InputFile>> ResolveInputs(const std::vector<std::stri
 // The compression announced by the first bytes of a stream (kNone if neither magic; a zstd
 // skippable frame counts as zstd).
 Compression CompressionFromMagic(const unsigned char* bytes, size_t size);
+
+// The name of a compression tokenmill does not read ("xz", "bzip2", "lz4") that the first bytes
+// announce, or "": such an input is refused rather than read as text.
+std::string_view UnreadCompressionFromMagic(const unsigned char* bytes, size_t size);
+absl::Status UnreadCompressionError(const std::string& path, std::string_view format);
 
 // "zstd", "gzip" or "none".
 const char* CompressionName(Compression compression);
