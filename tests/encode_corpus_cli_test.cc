@@ -771,6 +771,14 @@ TEST(EncodeCorpusCli, StatsAgreeWithCountingTheIds) {
   EXPECT_EQ(printed, order);
   // The EOT is one of them: one per document.
   EXPECT_EQ(counts[100257], documents);
+  // Shares of the text's tokens: cl100k's single bytes are its ids 0-255; it has no byte fallback.
+  uint64_t single = 0;
+  for (uint32_t id : ids) single += id < 256;
+  char shares[160];
+  std::snprintf(shares, sizeof(shares),
+                "stats: byte-fallback tokens 0.000%% of the text's tokens, single-byte tokens %.3f%%\n",
+                100.0 * static_cast<double>(single) / text_tokens);
+  EXPECT_THAT(r.err, HasSubstr(shares));
 }
 
 // ---- 9. inspect on a token file ----------------------------------------------------------

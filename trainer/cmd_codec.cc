@@ -240,9 +240,10 @@ void PrintStats(const Model& model, const EncodeCorpusResult& r) {
   for (size_t id = 0; id < r.id_counts.size(); ++id) {
     if (!special[id] && model.token_bytes()[id].size() == 1) single += r.id_counts[id];
   }
-  std::fprintf(stderr, "stats: byte-fallback tokens %.3f%% of all tokens, single-byte tokens %.3f%%\n",
-               tokens > 0 ? 100.0 * static_cast<double>(fallback) / tokens : 0.0,
-               tokens > 0 ? 100.0 * static_cast<double>(single) / tokens : 0.0);
+  // Shares of the text's tokens (an --eot is neither), as per byte and per document above.
+  std::fprintf(stderr, "stats: byte-fallback tokens %.3f%% of the text's tokens, single-byte tokens %.3f%%\n",
+               text_tokens > 0 ? 100.0 * static_cast<double>(fallback) / text_tokens : 0.0,
+               text_tokens > 0 ? 100.0 * static_cast<double>(single) / text_tokens : 0.0);
 }
 
 }  // namespace
