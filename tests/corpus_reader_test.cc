@@ -273,7 +273,8 @@ TEST(InputFiles, CompressionsNotReadAreRefusedNotReadAsText) {
 
 // A subfolder that cannot be read fails the walk and is named; before, the walk ended there
 // without a word and the files after it were left out (exit 0 with part of the corpus). Run
-// in a child as `nobody` when this test runs as root (root reads any folder).
+// in a child as `nobody` when this test runs as root (root reads any folder). An `exclude`
+// matching the folder leaves it unwalked.
 TEST(InputFiles, AnUnreadableSubfolderIsAnErrorNotTheEndOfTheFolder) {
   testing::TempDir dir;
   ASSERT_EQ(chmod(dir.path().c_str(), 0755), 0);
@@ -293,14 +294,20 @@ TEST(InputFiles, AnUnreadableSubfolderIsAnErrorNotTheEndOfTheFolder) {
     absl::StatusOr<std::vector<InputFile>> inputs = ResolveInputs({folder}, InputSelection{});
     if (inputs.ok()) _exit(static_cast<int>(20 + inputs->size()));  // 20 + the files found
     const std::string message(inputs.status().message());
-    _exit(message.find("cannot read folder '" + locked + "'") != std::string::npos ? 0 : 3);
+    if (message.find("cannot read folder '" + locked + "'") == std::string::npos) _exit(3);
+    // Excluded, the folder is not walked: the four files.
+    InputSelection without;
+    without.exclude = {"b_locked"};
+    absl::StatusOr<std::vector<InputFile>> rest = ResolveInputs({folder}, without);
+    _exit(rest.ok() && rest->size() == 4 ? 0 : 4);
   }
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   chmod(locked.c_str(), 0755);  // so that TempDir can remove it
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "10: could not become nobody; 3: another error; 2x: "
-                                       "the walk succeeded with x files";
+                                       "the walk succeeded with x files; 4: excluding the folder "
+                                       "did not leave the other four";
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
 #include <sstream>
@@ -1080,12 +1081,13 @@ TEST(EncodeCorpusCli, NamedPipesAreReadAsStreams) {
     SCOPED_TRACE(name);
     const std::string fifo = dir.File(name);
     ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-    // The writer gives up after 10 s without a reader or progress (a reader that closed the
-    // pipe early, or never opened it, fails the test instead of hanging it).
+    // The writer gives up after 60 s without a reader or 10 s without progress, and the encode
+    // runs under `timeout 90`: a reader that closed the pipe early, or never opened it, fails
+    // the test instead of hanging it.
     signal(SIGPIPE, SIG_IGN);
     std::thread writer([fifo = fifo, bytes = bytes] {
       int fd = -1;
-      for (int i = 0; i < 1000 && fd < 0; ++i) {
+      for (int i = 0; i < 6000 && fd < 0; ++i) {
         fd = open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // ENXIO until the reader opens it
         if (fd < 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
@@ -1104,11 +1106,43 @@ TEST(EncodeCorpusCli, NamedPipesAreReadAsStreams) {
       }
       close(fd);
     });
-    CliResult r = Encode(kGpt2, {"--batch-bytes", "4096", fifo});
+    CliResult r = RunProgram("/usr/bin/timeout", {"90", TOKENMILL_CLI_PATH, "encode", "--tokenizer", kGpt2,
+                                                  "--batch-bytes", "4096", fifo});
     writer.join();
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(r.out == expected.out) << r.out.size() << " bytes of ids against " << expected.out.size();
   }
+  // A pipe no writer ever opens: Ctrl-C stops the wait (its open() does not wait).
+  const std::string lonely = dir.File("lonely.txt");
+  ASSERT_EQ(mkfifo(lonely.c_str(), 0600), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    signal(SIGINT, SIG_DFL);
+    const int null = open("/dev/null", O_RDWR);
+    dup2(null, 1);
+    dup2(null, 2);
+    execl(TOKENMILL_CLI_PATH, TOKENMILL_CLI_PATH, "encode", "--tokenizer", kGpt2.c_str(), "--output",
+          dir.File("lonely.u32").c_str(), lonely.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Signalled once it handles SIGINT (its SigCgt mask in /proc), then given time to reach the pipe.
+  bool catching = false;
+  for (int i = 0; i < 1000 && !catching; ++i) {
+    std::ifstream status_file("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(status_file, line);) {
+      if (line.starts_with("SigCgt:")) catching = (std::stoull(line.substr(7), nullptr, 16) >> (SIGINT - 1)) & 1;
+    }
+    if (!catching) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(catching) << "encode never handled SIGINT";
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  const int status = WaitUpTo10s(pid);
+  ASSERT_NE(status, -1) << "encode of a pipe without a writer did not stop within 10 s of SIGINT";
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_EQ(FilesStartingWith(dir.path(), "lonely.u32"), std::vector<std::string>{});
 }
 
 // ---- 15. More errors and guesses -----------------------------------------------------------

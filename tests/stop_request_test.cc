@@ -1,7 +1,7 @@
 // What a second signal and a first one rely on below the CLI: RemoveTemporariesNow() unlinks
 // the temporary files being written (a process about to _exit from a signal handler), and a
-// read that waits on a pipe with no bytes gives up with a Cancelled error once a stop is
-// requested (common/stop_request.h), while one with bytes reads them.
+// read that waits on a pipe gives up with a Cancelled error once a stop is requested
+// (common/stop_request.h) and no bytes come for a second, while bytes that come are read.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -64,34 +64,41 @@ TEST(StopRequest, AReadWaitingOnAnIdlePipeGivesUp) {
   auto stream = ByteStream::Open(input);
   ASSERT_TRUE(stream.ok()) << stream.status();
   char buffer[64];
-  // Bytes that are there are read, stop request or not.
+  // Bytes that are there are read.
   ASSERT_EQ(write(writer, "abc", 3), 3);
   auto got = (*stream)->Read(buffer, sizeof buffer);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(*got, 3u);
-  // No bytes and the pipe still open: the read waits until the stop request.
-  // (Should the read not give up, a byte after 5 s ends the wait, and the test fails.)
+  // No bytes and the pipe still open: the read waits. A stop request does not end it while
+  // bytes still come (here 300 ms after the request): they are read.
   std::atomic<bool> returned{false};
   std::thread stopper([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     RequestStop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_EQ(write(writer, "ef", 2), 2);
+    // (Should the next read not give up, a byte after 5 s ends its wait, and the test fails.)
     for (int i = 0; i < 500 && !returned.load(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    if (!returned.load()) EXPECT_EQ(write(writer, "d", 1), 1);
+    if (!returned.load()) EXPECT_EQ(write(writer, "g", 1), 1);
   });
+  got = (*stream)->Read(buffer, sizeof buffer);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(std::string(buffer, *got), "ef");
+  // Then no bytes for a second after the request: the read gives up.
   const auto start = std::chrono::steady_clock::now();
   got = (*stream)->Read(buffer, sizeof buffer);
   const auto waited = std::chrono::steady_clock::now() - start;
   returned = true;
   stopper.join();
   ClearStopRequest();
-  ASSERT_FALSE(got.ok());
+  ASSERT_FALSE(got.ok()) << "read " << *got << " bytes";
   EXPECT_TRUE(absl::IsCancelled(got.status())) << got.status();
   EXPECT_NE(std::string(got.status().message()).find("stopped while waiting for input on '" + fifo + "'"),
             std::string::npos)
       << got.status();
-  EXPECT_GE(waited, std::chrono::milliseconds(150));  // it did wait for the request
+  EXPECT_GE(waited, std::chrono::milliseconds(900));  // it waited for more bytes first
   close(writer);
 }
 

@@ -81,18 +81,23 @@ class FdSource {
   // A pipe or a terminal (stdin) may have no bytes for as long as its writer likes, and a signal
   // need not interrupt the thread blocked in read() (any thread may take it): such a source is
   // read only once poll() says it has bytes (or has ended), looking for a stop request
-  // (common/stop_request.h) every 100 ms meanwhile. Regular files are read at once.
+  // (common/stop_request.h) every 100 ms meanwhile. After a stop request, bytes that keep
+  // coming are still read (a count of a flowing pipe finishes, as one of a file does); a wait
+  // of a second without any ends the read with Cancelled. Regular files are read at once.
   absl::Status WaitReadable() {
     if (!may_wait_) return absl::OkStatus();
     pollfd fds{fd_, POLLIN, 0};
+    int idle_after_stop_ms = 0;
     while (true) {
-      if (StopRequested()) {
+      const bool stopping = StopRequested();
+      if (stopping && idle_after_stop_ms >= 1000) {
         return absl::CancelledError(StrCat("stopped while waiting for input on ",
                                            path_ == "-" ? std::string("stdin") : StrCat("'", path_, "'")));
       }
       const int ready = ::poll(&fds, 1, 100);
       if (ready > 0) return absl::OkStatus();  // bytes, the end, or an error read() reports
       if (ready < 0 && errno != EINTR) return absl::OkStatus();  // read() says what went wrong
+      if (stopping) idle_after_stop_ms += 100;  // (an EINTR counts as a wait too)
     }
   }
 
@@ -276,10 +281,23 @@ class GzipStream : public DecodingStream {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ByteStream>> ByteStream::Open(const InputFile& input) {
-  int fd = input.is_stdin() ? STDIN_FILENO : ::open(input.path.c_str(), O_RDONLY | O_CLOEXEC);
+  // A named pipe's open() waits for its writer, out of reach of a stop request: it is opened
+  // without waiting, then read in blocking mode once poll() says so (FdSource::WaitReadable;
+  // Linux reports no hang-up before a writer has come).
+  const bool pipe_like = !input.is_stdin() && input.compression == Compression::kDetectWhenRead;
+  int fd = input.is_stdin() ? STDIN_FILENO
+                            : ::open(input.path.c_str(), O_RDONLY | O_CLOEXEC | (pipe_like ? O_NONBLOCK : 0));
   if (fd < 0) {
     return absl::FailedPreconditionError(
         StrCat("cannot open '", input.path, "': ", std::strerror(errno)));
+  }
+  if (pipe_like) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+      const int err = errno;
+      ::close(fd);
+      return absl::FailedPreconditionError(StrCat("cannot read '", input.path, "': ", std::strerror(err)));
+    }
   }
   auto source = std::make_unique<FdSource>(input.path, fd);
   Compression compression = input.compression;

@@ -133,18 +133,23 @@ absl::Status AddFolder(const std::string& folder, const InputSelection& selectio
     const fs::path entry = it->path();
     std::error_code type_ec;
     const bool is_folder = it->is_directory(type_ec);
+    const std::string name = entry.filename().string();
+    const std::string relative = entry.lexically_relative(folder).string();
     if (it->is_regular_file(type_ec)) {
-      std::string name = entry.filename().string();
-      std::string relative = entry.lexically_relative(folder).string();
       if ((selection.include.empty() || MatchesAny(selection.include, name, relative)) &&
           !MatchesAny(selection.exclude, name, relative)) {
         found.push_back(entry.string());
       }
+    } else if (is_folder && MatchesAny(selection.exclude, name, relative)) {
+      it.disable_recursion_pending();  // an excluded folder is not walked (nor need it be readable)
     }
     it.increment(ec);
     if (ec) {
-      return absl::FailedPreconditionError(StrCat("cannot read folder '",
-                                                  is_folder ? entry.string() : folder, "': ", ec.message()));
+      return MentioningOptions(
+          absl::FailedPreconditionError(StrCat("cannot read folder '", is_folder ? entry.string() : folder,
+                                               "': ", ec.message(),
+                                               is_folder ? " (`exclude` it to leave it out)" : "")),
+          {"exclude"});
     }
   }
   if (found.empty()) {
