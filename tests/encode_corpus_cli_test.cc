@@ -390,27 +390,33 @@ TEST(EncodeCorpusCli, U16IsRefusedForCl100k) {
 
 // ---- 5. Ctrl-C leaves nothing ------------------------------------------------------------
 
-// Starts `tokenmill encode ... -` reading a pipe; returns its pid and the pipe's write end.
-std::pair<pid_t, int> StartEncodingAPipe(const std::vector<std::string>& args) {
-  int in[2];
-  if (pipe(in) != 0) return {-1, -1};
+// Starts the CLI with `args` in the background, its stdin, stdout and stderr on `in`, `out` and
+// `err` (-1: /dev/null), and SIGINT and SIGHUP as a terminal's job has them, whatever this test
+// was started with (nohup, &); returns its pid. The caller's other descriptors it should not
+// hold (a pipe's other end) must be close-on-exec.
+pid_t StartCli(const std::vector<std::string>& args, int in, int out, int err) {
   const pid_t pid = fork();
   if (pid == 0) {
-    // Signals as a terminal's job has them, whatever this test was started with (nohup, &).
     signal(SIGINT, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
-    dup2(in[0], 0);
-    close(in[0]);
-    close(in[1]);
-    int null = open("/dev/null", O_RDWR);
-    dup2(null, 1);
-    dup2(null, 2);
+    const int null = open("/dev/null", O_RDWR);
+    dup2(in >= 0 ? in : null, 0);
+    dup2(out >= 0 ? out : null, 1);
+    dup2(err >= 0 ? err : null, 2);
     std::vector<char*> argv = {const_cast<char*>(TOKENMILL_CLI_PATH)};
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     execv(TOKENMILL_CLI_PATH, argv.data());
     _exit(127);
   }
+  return pid;
+}
+
+// Starts `tokenmill encode ... -` reading a pipe; returns its pid and the pipe's write end.
+std::pair<pid_t, int> StartEncodingAPipe(const std::vector<std::string>& args) {
+  int in[2];
+  if (pipe2(in, O_CLOEXEC) != 0) return {-1, -1};
+  const pid_t pid = StartCli(args, in[0], -1, -1);
   close(in[0]);
   return {pid, in[1]};
 }
@@ -1021,23 +1027,14 @@ TEST(EncodeCorpusCli, SecondSignalExitsAtOnce) {
   for (int sig : {SIGINT, SIGHUP}) {
     SCOPED_TRACE(sig == SIGINT ? "SIGINT" : "SIGHUP");
     int out[2];
-    ASSERT_EQ(pipe(out), 0);
+    ASSERT_EQ(pipe2(out, O_CLOEXEC), 0);
     const std::string err_path = dir.File("err.txt");
-    const pid_t pid = fork();
+    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    ASSERT_GE(err, 0);
+    const pid_t pid = StartCli({"encode", "--tokenizer", kCl100k, input}, -1, out[1], err);
     ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      signal(SIGINT, SIG_DFL);
-      signal(SIGHUP, SIG_DFL);
-      dup2(out[1], 1);
-      close(out[0]);
-      close(out[1]);
-      const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      dup2(err, 2);
-      execl(TOKENMILL_CLI_PATH, TOKENMILL_CLI_PATH, "encode", "--tokenizer", kCl100k.c_str(),
-            input.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
     close(out[1]);
+    close(err);
     // Blocked once the pipe is full.
     const int capacity = fcntl(out[0], F_GETPIPE_SZ);
     ASSERT_GT(capacity, 0);
@@ -1115,17 +1112,9 @@ TEST(EncodeCorpusCli, NamedPipesAreReadAsStreams) {
   // A pipe no writer ever opens: Ctrl-C stops the wait (its open() does not wait).
   const std::string lonely = dir.File("lonely.txt");
   ASSERT_EQ(mkfifo(lonely.c_str(), 0600), 0);
-  const pid_t pid = fork();
+  const pid_t pid = StartCli({"encode", "--tokenizer", kGpt2, "--output", dir.File("lonely.u32"), lonely},
+                            -1, -1, -1);
   ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    signal(SIGINT, SIG_DFL);
-    const int null = open("/dev/null", O_RDWR);
-    dup2(null, 1);
-    dup2(null, 2);
-    execl(TOKENMILL_CLI_PATH, TOKENMILL_CLI_PATH, "encode", "--tokenizer", kGpt2.c_str(), "--output",
-          dir.File("lonely.u32").c_str(), lonely.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
   // Signalled once it handles SIGINT (its SigCgt mask in /proc), then given time to reach the pipe.
   bool catching = false;
   for (int i = 0; i < 1000 && !catching; ++i) {

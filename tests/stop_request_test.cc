@@ -81,7 +81,9 @@ TEST(StopRequest, AReadWaitingOnAnIdlePipeGivesUp) {
     for (int i = 0; i < 500 && !returned.load(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    if (!returned.load()) EXPECT_EQ(write(writer, "g", 1), 1);
+    if (!returned.load()) {
+      EXPECT_EQ(write(writer, "g", 1), 1);
+    }
   });
   got = (*stream)->Read(buffer, sizeof buffer);
   ASSERT_TRUE(got.ok()) << got.status();

@@ -513,10 +513,12 @@ int RunDecode(int argc, char** argv) {
     for (size_t begin = 0; begin < file->size(); begin += kPartIds) {
       ids.clear();
       file->AppendIds(begin, std::min(file->size(), begin + kPartIds), ids);
-      for (size_t i = 0; i < ids.size(); ++i) {
-        if ((*encoder)->Decodable(ids[i])) continue;
-        PrintError("decode", StrCat(parsed.input, ": ", (*encoder)->CheckDecodable(ids, begin).message(),
-                                    *binary == TokenFileFormat::kU32 ? U16ReadAsU32Hint(ids[i], id_bound) : ""));
+      if (absl::Status s = (*encoder)->CheckDecodable(ids, begin); !s.ok()) {
+        // The first id that is no token, for the hint.
+        const TokenId bad = *std::find_if(ids.begin(), ids.end(),
+                                          [&](TokenId id) { return !(*encoder)->Decodable(id); });
+        PrintError("decode", StrCat(parsed.input, ": ", s.message(),
+                                    *binary == TokenFileFormat::kU32 ? U16ReadAsU32Hint(bad, id_bound) : ""));
         return kExitFailure;
       }
     }

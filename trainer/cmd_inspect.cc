@@ -280,10 +280,11 @@ bool LooksLikeIdLines(std::string_view head) {
   return two_on_a_line;
 }
 
-std::string ReadHead(const std::string& path) {
+// The file's first 4 KiB, what the recognizers look at; nullopt when it cannot be opened.
+std::optional<std::string> ReadHead(const std::string& path) {
   std::string head(4096, '\0');
   FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) return "";
+  if (file == nullptr) return std::nullopt;
   head.resize(std::fread(head.data(), 1, head.size(), file));
   std::fclose(file);
   return head;
@@ -298,7 +299,7 @@ int PrintTokenFile(const std::string& path, const InspectCommandOptions& options
   std::optional<TokenFileFormat> given;
   if (options.input_format != "auto") given = *ParseTokenFileFormat(options.input_format);
   absl::StatusOr<TokenFileFormat> format = DetectTokenFileFormat(path, given);
-  if (!format.ok() && !given && LooksLikeIdLines(ReadHead(path))) format = TokenFileFormat::kText;
+  if (!format.ok() && !given && LooksLikeIdLines(ReadHead(path).value_or(""))) format = TokenFileFormat::kText;
   if (!format.ok()) {
     PrintError("inspect", format.status());
     return kExitUsage;
@@ -490,16 +491,14 @@ int RunInspect(int argc, char** argv) {
     PrintError("inspect", readable);
     return kExitFailure;
   }
-  FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) {
+  const std::optional<std::string> head = ReadHead(path);
+  if (!head) {
     PrintError("inspect", StrCat(path, ": cannot open"));
     return kExitFailure;
   }
-  std::fclose(file);
-  const std::string head = ReadHead(path);
   if (options.input_format != "auto") return PrintTokenFile(path, options);
   for (const Inspector& inspector : kInspectors) {
-    if (inspector.recognize(path, head)) return inspector.print(path, options);
+    if (inspector.recognize(path, *head)) return inspector.print(path, options);
   }
   PrintError("inspect", StrCat(path, ": not a file tokenmill knows"));
   return kExitFailure;

@@ -281,17 +281,16 @@ class GzipStream : public DecodingStream {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ByteStream>> ByteStream::Open(const InputFile& input) {
-  // A named pipe's open() waits for its writer, out of reach of a stop request: it is opened
-  // without waiting, then read in blocking mode once poll() says so (FdSource::WaitReadable;
-  // Linux reports no hang-up before a writer has come).
-  const bool pipe_like = !input.is_stdin() && input.compression == Compression::kDetectWhenRead;
-  int fd = input.is_stdin() ? STDIN_FILENO
-                            : ::open(input.path.c_str(), O_RDONLY | O_CLOEXEC | (pipe_like ? O_NONBLOCK : 0));
+  // A named pipe's open() waits for its writer, out of reach of a stop request: every path is
+  // opened without waiting (which changes nothing for a regular file), then read in blocking
+  // mode, a pipe once poll() says so (FdSource::WaitReadable; Linux reports no hang-up before a
+  // writer has come).
+  int fd = input.is_stdin() ? STDIN_FILENO : ::open(input.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     return absl::FailedPreconditionError(
         StrCat("cannot open '", input.path, "': ", std::strerror(errno)));
   }
-  if (pipe_like) {
+  if (!input.is_stdin()) {
     const int flags = ::fcntl(fd, F_GETFL);
     if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
       const int err = errno;

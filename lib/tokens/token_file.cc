@@ -226,9 +226,9 @@ namespace {
 // The .npy header's dict, a Python literal: {'descr': '<u4', 'fortran_order': False,
 // 'shape': (N,), } as numpy writes it, read as Python would (either quote, any spacing, keys in
 // any order), so that a file numpy loads is not refused for its spelling.
+// (fortran_order must be there, but either value is the same bytes for the 1-D arrays read.)
 struct NpyDict {
   std::string descr;
-  bool fortran_order = false;
   std::vector<uint64_t> shape;
 };
 
@@ -275,9 +275,9 @@ absl::StatusOr<NpyDict> ParseNpyDict(const std::string& path, std::string_view d
       has_descr = true;
     } else if (key == "fortran_order") {
       if (dict.substr(at).starts_with("True")) {
-        header.fortran_order = true, at += 4;
+        at += 4;
       } else if (dict.substr(at).starts_with("False")) {
-        header.fortran_order = false, at += 5;
+        at += 5;
       } else {
         return fail("fortran_order is not True or False");
       }
