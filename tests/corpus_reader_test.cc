@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -269,6 +270,35 @@ TEST(InputFiles, CompressionsNotReadAreRefusedNotReadAsText) {
   auto twice = ResolveInputs({"-", "-"}, InputSelection{});
   ASSERT_FALSE(twice.ok());
   EXPECT_NE(std::string(twice.status().message()).find("given twice"), std::string::npos);
+}
+
+// A folder's hidden files and folders (.git, .DS_Store, an editor's swap file) are left out, as
+// a glob's `*` leaves them out (a .git's packed objects were read as corpus); named, a hidden
+// file is read. A folder holding only hidden entries is refused, saying so.
+TEST(InputFiles, HiddenFilesAndFoldersInAFolderAreLeftOut) {
+  testing::TempDir dir;
+  const std::string folder = dir.path() + "/corpus";
+  for (const char* sub : {"corpus/.git/objects", "corpus/docs", "corpus/only_hidden"}) {
+    std::filesystem::create_directories(dir.path() + "/" + sub);
+  }
+  for (const char* name : {"corpus/a.txt", "corpus/.notes.txt", "corpus/.git/HEAD",
+                           "corpus/.git/objects/pack", "corpus/docs/b.txt", "corpus/docs/.b.txt.swp",
+                           "corpus/only_hidden/.DS_Store"}) {
+    dir.Write(name, "text\n");
+  }
+  auto inputs = ResolveInputs({folder + "/a.txt", folder}, InputSelection{});
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  std::vector<std::string> paths;
+  for (const InputFile& input : *inputs) paths.push_back(input.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{folder + "/a.txt", folder + "/a.txt", folder + "/docs/b.txt"}));
+  auto named = ResolveInputs({folder + "/.notes.txt"}, InputSelection{});
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_EQ(named->size(), 1u);
+  auto none = ResolveInputs({folder + "/only_hidden"}, InputSelection{});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(std::string(none.status().message()).find("holds no files (1 hidden file or folder left out: name one to read it)"),
+            std::string::npos)
+      << none.status();
 }
 
 // A subfolder that cannot be read fails the walk and is named; before, the walk ended there

@@ -870,6 +870,13 @@ TEST(EncodeCorpusCli, UserErrors) {
   CliResult twice = Encode(kGpt2, {"-", "-"}, "hello\n");
   EXPECT_EQ(twice.exit_code, 1);
   EXPECT_THAT(twice.err, HasSubstr("given twice"));
+  // stdin (a pipe here) by two names: the second read would be empty (exit 0, its text lost).
+  for (const std::vector<std::string>& names : {std::vector<std::string>{"-", "/dev/stdin"},
+                                                {"/dev/stdin", "/proc/self/fd/0"}}) {
+    CliResult same = Encode(kGpt2, names, "hello\n");
+    EXPECT_EQ(same.exit_code, 1) << same.out;
+    EXPECT_THAT(same.err, HasSubstr("'" + names[1] + "' is the same stream as '" + names[0] + "'"));
+  }
   // A .bin output must say its width: text there would surprise a data loader.
   CliResult bin = Encode(kGpt2, {"--output", dir.File("out.bin"), input});
   EXPECT_EQ(bin.exit_code, 2);
@@ -1108,6 +1115,32 @@ TEST(EncodeCorpusCli, NamedPipesAreReadAsStreams) {
     writer.join();
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(r.out == expected.out) << r.out.size() << " bytes of ids against " << expected.out.size();
+  }
+  // A pipe named like a gzip file that carries plain text is refused when read, as such a
+  // regular file is (it was encoded as text); the same pipe given twice is refused unread.
+  {
+    const std::string fifo = dir.File("plain.gz");
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    std::thread writer([fifo] {
+      int fd = -1;
+      for (int i = 0; i < 6000 && fd < 0; ++i) {
+        fd = open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+        if (fd < 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      if (fd < 0) return;
+      const std::string text = "plain text, not gzip\n";
+      [[maybe_unused]] const ssize_t n = write(fd, text.data(), text.size());
+      close(fd);
+    });
+    CliResult r = RunProgram("/usr/bin/timeout", {"90", TOKENMILL_CLI_PATH, "encode", "--tokenizer", kGpt2,
+                                                  "--output", dir.File("plain.u32"), fifo});
+    writer.join();
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("'" + fifo + "' is named like a gzip file but does not start with the gzip magic bytes"));
+    EXPECT_EQ(FilesStartingWith(dir.path(), "plain.u32"), std::vector<std::string>{});
+    CliResult twice = RunProgram("/usr/bin/timeout", {"90", TOKENMILL_CLI_PATH, "encode", "--tokenizer", kGpt2, fifo, fifo});
+    EXPECT_EQ(twice.exit_code, 1) << twice.err;
+    EXPECT_THAT(twice.err, HasSubstr("'" + fifo + "' is the same stream as '" + fifo + "', which can be read once"));
   }
   // A pipe no writer ever opens: Ctrl-C stops the wait (its open() does not wait).
   const std::string lonely = dir.File("lonely.txt");

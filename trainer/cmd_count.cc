@@ -41,9 +41,9 @@ int RunCount(int argc, char** argv) {
   FlagSet flags("count", "--output counts.tmc [flags] INPUT...",
                 "Counts the words (pre-tokenized pieces) of a corpus and writes them to a\n"
                 "word-count file for 'tokenmill train --counts'. INPUTs are files, folders\n"
-                "(recursive), globs or - (stdin): plain text, .zst, .gz, and JSON lines\n"
-                "(.jsonl/.json, also compressed). Each line of text, with its newline, is one\n"
-                "document (see --doc-mode).");
+                "(recursive, without hidden files), globs or - (stdin): plain text, .zst, .gz,\n"
+                "and JSON lines (.jsonl/.json, also compressed). Each line of text, with its\n"
+                "newline, is one document (see --doc-mode).");
   flags.AddString("output", &options.output, "where to write the word-count file (required)");
   AddCorpusFlags(flags, &options.corpus);
   flags.AddBool("quiet", &options.quiet, "print nothing but errors");

@@ -45,7 +45,9 @@ void AddReadingFlags(FlagSet& flags, CountCorpusOptions* options) {
   flags.AddStrings("include", &options->include,
                    "read only files in input folders whose name (or path below the folder, if "
                    "the glob has a /) matches this glob, e.g. '*.txt'");
-  flags.AddStrings("exclude", &options->exclude, "skip files in input folders matching this glob");
+  flags.AddStrings("exclude", &options->exclude,
+                   "skip files in input folders matching this glob (hidden files and folders, "
+                   "such as .git, are always skipped in folders; name one to read it)");
   flags.AddBool("skip-bad-records", &options->skip_bad_records,
                 "count and report malformed JSON records (or records without the text field) "
                 "instead of stopping");

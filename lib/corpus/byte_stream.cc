@@ -308,6 +308,10 @@ absl::StatusOr<std::unique_ptr<ByteStream>> ByteStream::Open(const InputFile& in
     if (std::string_view other = UnreadCompressionFromMagic(bytes, magic->size()); !other.empty()) {
       return UnreadCompressionError(input.path, other);
     }
+    // A named pipe called x.gz is held to its name, as a regular file x.gz is.
+    if (input.named != Compression::kNone && compression != input.named) {
+      return NamedCompressionMismatch(input.path, input.named, magic->size());
+    }
   }
   switch (compression) {
     case Compression::kZstd: return std::unique_ptr<ByteStream>(new ZstdStream(std::move(source)));

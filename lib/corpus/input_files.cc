@@ -90,6 +90,7 @@ absl::StatusOr<InputFile> DescribeFile(const std::string& path, const InputSelec
     // (peeking here would eat them, and a size of 0 read it as empty).
     file.size = 0;
     file.compression = Compression::kDetectWhenRead;
+    file.read_once = true;
   } else {
     file.size = static_cast<uint64_t>(st.st_size);
     unsigned char magic[4] = {0, 0, 0, 0};
@@ -100,12 +101,10 @@ absl::StatusOr<InputFile> DescribeFile(const std::string& path, const InputSelec
       return UnreadCompressionError(path, other);
     }
     if (by_extension != Compression::kNone && by_extension != file.compression) {
-      return absl::InvalidArgumentError(
-          StrCat("'", path, "' is named like a ", CompressionName(by_extension),
-                 " file but does not start with the ", CompressionName(by_extension),
-                 " magic bytes", got < 4 ? " (it is shorter than 4 bytes: truncated?)" : ""));
+      return NamedCompressionMismatch(path, by_extension, got);
     }
   }
+  file.named = by_extension;
   if (by_extension != Compression::kNone) name = name.substr(0, name.rfind('.'));
 
   if (selection.format == "jsonl") {
@@ -129,13 +128,20 @@ absl::Status AddFolder(const std::string& folder, const InputSelection& selectio
   // A subfolder that cannot be read fails the walk, naming it: increment(ec) leaves the iterator
   // at its end when it cannot enter one, so a loop that tested only `it != end` ended there
   // quietly, and every file after it was left out.
+  size_t hidden = 0;
   while (it != end) {
     const fs::path entry = it->path();
     std::error_code type_ec;
     const bool is_folder = it->is_directory(type_ec);
     const std::string name = entry.filename().string();
     const std::string relative = entry.lexically_relative(folder).string();
-    if (it->is_regular_file(type_ec)) {
+    if (name.starts_with('.')) {
+      // Hidden files and folders (.git, .DS_Store, an editor's swap file) are left out, as a
+      // glob's `*` leaves them out: a .git's packed objects are no corpus. Named as an input,
+      // a hidden file or folder is read.
+      ++hidden;
+      if (is_folder) it.disable_recursion_pending();
+    } else if (it->is_regular_file(type_ec)) {
       if ((selection.include.empty() || MatchesAny(selection.include, name, relative)) &&
           !MatchesAny(selection.exclude, name, relative)) {
         found.push_back(entry.string());
@@ -160,6 +166,10 @@ absl::Status AddFolder(const std::string& folder, const InputSelection& selectio
     if (!selection.exclude.empty()) {
       StrAppend(&filters, " not matching `exclude` ", absl::StrJoin(selection.exclude, ","));
     }
+    if (hidden > 0) {
+      StrAppend(&filters, " (", hidden, " hidden file", hidden == 1 ? "" : "s", " or folder",
+                hidden == 1 ? "" : "s", " left out: name one to read it)");
+    }
     return MentioningOptions(absl::NotFoundError(StrCat("folder '", folder, "' holds no files", filters)),
                              {"include", "exclude"});
   }
@@ -167,6 +177,29 @@ absl::Status AddFolder(const std::string& folder, const InputSelection& selectio
   for (const std::string& path : found) {
     TM_ASSIGN_OR_RETURN(InputFile file, DescribeFile(path, selection));
     out.push_back(std::move(file));
+  }
+  return absl::OkStatus();
+}
+
+// A stream read once (stdin, a named pipe, a terminal) reached by two names ('-' and
+// /dev/stdin, a pipe's path twice) would be read by the first and be empty for the second:
+// refused, naming both. (A regular file given twice is read twice.)
+absl::Status CheckStreamsGivenOnce(const std::vector<InputFile>& inputs) {
+  std::vector<std::pair<std::pair<dev_t, ino_t>, const InputFile*>> seen;
+  for (const InputFile& input : inputs) {
+    if (!input.read_once) continue;
+    struct stat st;
+    const int rc = input.is_stdin() ? ::fstat(STDIN_FILENO, &st) : ::stat(input.path.c_str(), &st);
+    if (rc != 0 || S_ISREG(st.st_mode)) continue;  // (stdin redirected from a file: read from its offset)
+    const std::pair<dev_t, ino_t> id{st.st_dev, st.st_ino};
+    for (const auto& [other_id, other] : seen) {
+      if (other_id != id) continue;
+      return absl::InvalidArgumentError(
+          StrCat("'", input.path, "' is the same stream as '", other->path, "'",
+                 other->is_stdin() || input.is_stdin() ? " (stdin)" : "",
+                 ", which can be read once: give it once"));
+    }
+    seen.push_back({id, &input});
   }
   return absl::OkStatus();
 }
@@ -195,7 +228,14 @@ absl::Status UnreadCompressionError(const std::string& path, std::string_view fo
   const std::string name = path == "-" ? "stdin" : StrCat("'", path, "'");
   return absl::InvalidArgumentError(StrCat(
       name, " is ", format, "-compressed, which tokenmill does not read (only zstd and gzip): "
-      "decompress it first, e.g. into stdin: ", format == "bzip2" ? "bzip2" : format, " -dc FILE | tokenmill ... -"));
+      "decompress it first, e.g. into stdin: ", format, " -dc FILE | tokenmill ... -"));
+}
+
+absl::Status NamedCompressionMismatch(const std::string& path, Compression named, size_t got) {
+  return absl::InvalidArgumentError(
+      StrCat("'", path, "' is named like a ", CompressionName(named),
+             " file but does not start with the ", CompressionName(named), " magic bytes",
+             got < 4 ? " (it is shorter than 4 bytes: truncated?)" : ""));
 }
 
 Compression CompressionFromMagic(const unsigned char* bytes, size_t size) {
@@ -237,6 +277,7 @@ absl::StatusOr<std::vector<InputFile>> ResolveInputs(const std::vector<std::stri
       InputFile file;
       file.path = "-";
       file.compression = Compression::kDetectWhenRead;
+      file.read_once = true;
       file.format = selection.format == "jsonl" ? RecordFormat::kJsonLines : RecordFormat::kText;
       out.push_back(std::move(file));
       continue;
@@ -260,6 +301,7 @@ absl::StatusOr<std::vector<InputFile>> ResolveInputs(const std::vector<std::stri
     }
     TM_RETURN_IF_ERROR(AddPath(argument, selection, out));
   }
+  TM_RETURN_IF_ERROR(CheckStreamsGivenOnce(out));
   return out;
 }
 

@@ -1,12 +1,14 @@
 // Resolving the inputs of a counting run: files, folders (walked recursively, filtered by
-// --include/--exclude globs), shell-style globs and "-" (stdin), each with its format
+// --include/--exclude globs, hidden entries left out as a glob leaves them out), shell-style
+// globs and "-" (stdin), each with its format
 // recognised from magic bytes (zstd, gzip) and extension (.jsonl/.json/.ndjson, also under
 // .zst/.gz).
 //
 // Contract: ResolveInputs either returns every input file, in a deterministic order (arguments
 // in order; a folder's files and a glob's matches sorted by path), or fails before any work is
 // done with a message naming the argument: a missing or unreadable file, a folder or glob with
-// no matching files, a file whose extension promises compression its bytes do not have.
+// no matching files, a file whose extension promises compression its bytes do not have, a
+// stream (stdin, a named pipe) given twice, by any names.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +27,14 @@ struct InputFile {
   std::string path;  // "-" for stdin
   uint64_t size = 0;  // bytes on disk; 0 for stdin (unknown)
   Compression compression = Compression::kNone;
+  // The compression the name promises (.zst, .gz), which a stream (kDetectWhenRead) must turn
+  // out to have when read, as a regular file must when resolved.
+  Compression named = Compression::kNone;
   RecordFormat format = RecordFormat::kText;
+  bool read_once = false;  // stdin, a named pipe, a terminal: its bytes can be read only once
   bool is_stdin() const { return path == "-"; }
+  // "stdin", or the path: how messages name the input.
+  std::string display_name() const { return is_stdin() ? std::string("stdin") : path; }
 };
 
 struct InputSelection {
@@ -47,6 +55,9 @@ Compression CompressionFromMagic(const unsigned char* bytes, size_t size);
 // announce, or "": such an input is refused rather than read as text.
 std::string_view UnreadCompressionFromMagic(const unsigned char* bytes, size_t size);
 absl::Status UnreadCompressionError(const std::string& path, std::string_view format);
+// The error for an input named like a `named` file (.zst, .gz) whose first `got` bytes are not
+// its magic.
+absl::Status NamedCompressionMismatch(const std::string& path, Compression named, size_t got);
 
 // "zstd", "gzip" or "none".
 const char* CompressionName(Compression compression);

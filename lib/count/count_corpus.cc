@@ -209,8 +209,7 @@ void CorpusCounter::Report(Located problem) {
 
 absl::Status CorpusCounter::Describe(Located problem) const {
   if (!problem.status.ok()) return problem.status;
-  const std::string& path = reader_.inputs()[problem.input].path;
-  std::string where = path == "-" ? "stdin" : path;
+  std::string where = reader_.inputs()[problem.input].display_name();
   uint64_t line = problem.line;
   if (line == 0) {
     absl::StatusOr<uint64_t> found = reader_.LineNumberAt(problem.input, problem.offset);

@@ -366,13 +366,13 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
     result.documents += chunk->documents;
     result.bytes += chunk->text_bytes;
     if (chunk->skipped > 0 && result.skipped_records == 0) {
-      const std::string& path = reader.inputs()[chunk->input].path;
       uint64_t line = chunk->skipped_line;
       if (line == 0) {
         absl::StatusOr<uint64_t> found = reader.LineNumberAt(chunk->input, chunk->skipped_offset);
         if (found.ok()) line = *found;
       }
-      result.first_skipped = StrCat(path == "-" ? "stdin" : path, ":", line, ": ", chunk->first_skipped);
+      result.first_skipped = StrCat(reader.inputs()[chunk->input].display_name(), ":", line, ": ",
+                                    chunk->first_skipped);
     }
     result.skipped_records += chunk->skipped;
     if (index) {
@@ -383,13 +383,12 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
       if (!chunk->status.ok()) {
         failure = chunk->status;
       } else {
-        const std::string& path = reader.inputs()[chunk->input].path;
         uint64_t line = chunk->line;
         if (line == 0) {
           absl::StatusOr<uint64_t> found = reader.LineNumberAt(chunk->input, chunk->offset);
           if (found.ok()) line = *found;
         }
-        const std::string name = path == "-" ? "stdin" : path;
+        const std::string name = reader.inputs()[chunk->input].display_name();
         std::string where = line != 0 ? StrCat(name, ":", line)
                                       : StrCat(name, " at byte ", chunk->offset);
         failure = chunk->json ? MentioningOptions(absl::InvalidArgumentError(StrCat(where, ": ", chunk->detail)),
