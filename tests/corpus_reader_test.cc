@@ -299,6 +299,20 @@ TEST(InputFiles, HiddenFilesAndFoldersInAFolderAreLeftOut) {
   EXPECT_NE(std::string(none.status().message()).find("holds no files (1 hidden file or folder left out: name one to read it)"),
             std::string::npos)
       << none.status();
+  // An `include` glob starting with a '.' reaches hidden files (not into hidden folders).
+  InputSelection dotted;
+  dotted.include = {".*.txt", "*.txt"};
+  auto included = ResolveInputs({folder}, dotted);
+  ASSERT_TRUE(included.ok()) << included.status();
+  paths.clear();
+  for (const InputFile& input : *included) paths.push_back(input.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{folder + "/.notes.txt", folder + "/a.txt", folder + "/docs/b.txt"}));
+  // A glob's `.*` also matches "." and "..", the folder and its parent: they are no inputs.
+  auto globbed = ResolveInputs({folder + "/.*.txt", folder + "/docs/.*"}, InputSelection{});
+  ASSERT_TRUE(globbed.ok()) << globbed.status();
+  paths.clear();
+  for (const InputFile& input : *globbed) paths.push_back(input.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{folder + "/.notes.txt", folder + "/docs/.b.txt.swp"}));
 }
 
 // A subfolder that cannot be read fails the walk and is named; before, the walk ended there

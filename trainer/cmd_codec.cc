@@ -252,12 +252,13 @@ int RunEncode(int argc, char** argv) {
   EncodeCommandOptions options;
   EncodeCorpusOptions& corpus = options.corpus;
   FlagSet flags("encode", "--tokenizer FILE [--output OUT --output-format u32] [INPUT...]",
-                "Encodes a corpus (files, folders, globs, .zst/.gz, JSON lines; stdin when no\n"
-                "INPUT) into token ids, documents as training reads them (each line with its\n"
-                "newline, --doc-mode file, or JSON records' --text-field), in input order, on all\n"
-                "cores. Text output: one line of space-separated ids per document. Binary output\n"
-                "for training pipelines: u16 (nanoGPT's train.bin), u32, npy; --eot after each\n"
-                "document, --index a Megatron .idx. The output appears only when complete.\n"
+                "Encodes a corpus (files, folders without their hidden files, globs, .zst/.gz,\n"
+                "JSON lines; stdin when no INPUT) into token ids, documents as training reads\n"
+                "them (each line with its newline, --doc-mode file, or JSON records'\n"
+                "--text-field), in input order, on all cores. Text output: one line of\n"
+                "space-separated ids per document. Binary output for training pipelines: u16\n"
+                "(nanoGPT's train.bin), u32, npy; --eot after each document, --index a\n"
+                "Megatron .idx. The output appears only when complete.\n"
                 "The tokenizer is a tokenizer.json, a .tiktoken (with its .json sidecar) or vocab.txt.");
   flags.AddString("tokenizer", &options.tokenizer, "tokenizer.json or .tiktoken to encode with (required)");
   flags.AddString("output", &corpus.output,

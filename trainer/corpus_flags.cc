@@ -47,7 +47,8 @@ void AddReadingFlags(FlagSet& flags, CountCorpusOptions* options) {
                    "the glob has a /) matches this glob, e.g. '*.txt'");
   flags.AddStrings("exclude", &options->exclude,
                    "skip files in input folders matching this glob (hidden files and folders, "
-                   "such as .git, are always skipped in folders; name one to read it)");
+                   "such as .git, are skipped in folders unless named, or matched by an "
+                   "--include glob that starts with a '.')");
   flags.AddBool("skip-bad-records", &options->skip_bad_records,
                 "count and report malformed JSON records (or records without the text field) "
                 "instead of stopping");

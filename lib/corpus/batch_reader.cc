@@ -322,7 +322,9 @@ absl::Status BatchReader::FillStream(Stream& stream, Batch* batch) {
 absl::StatusOr<uint64_t> BatchReader::LineNumberAt(size_t input_index, uint64_t offset) const {
   const InputFile& input = inputs_[input_index];
   if (input.is_stdin()) return absl::UnavailableError("stdin cannot be reread");
-  if (input.read_once) return absl::UnavailableError(StrCat("'", input.path, "' (a pipe) cannot be reread"));
+  if (input.read_once) {
+    return absl::UnavailableError(StrCat("'", input.path, "' (a stream: a pipe or a device) cannot be reread"));
+  }
   absl::StatusOr<std::unique_ptr<ByteStream>> opened = ByteStream::Open(input);
   if (!opened.ok()) return opened.status();
   std::string buffer(kExtendStep, '\0');

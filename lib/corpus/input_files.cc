@@ -129,16 +129,21 @@ absl::Status AddFolder(const std::string& folder, const InputSelection& selectio
   // at its end when it cannot enter one, so a loop that tested only `it != end` ended there
   // quietly, and every file after it was left out.
   size_t hidden = 0;
+  std::vector<std::string> dot_includes;  // `include` globs whose file name part starts with '.'
+  for (const std::string& g : selection.include) {
+    const size_t slash = g.rfind('/');
+    if (g.compare(slash == std::string::npos ? 0 : slash + 1, 1, ".") == 0) dot_includes.push_back(g);
+  }
   while (it != end) {
     const fs::path entry = it->path();
     std::error_code type_ec;
     const bool is_folder = it->is_directory(type_ec);
     const std::string name = entry.filename().string();
     const std::string relative = entry.lexically_relative(folder).string();
-    if (name.starts_with('.')) {
+    if (name.starts_with('.') && !(!is_folder && MatchesAny(dot_includes, name, relative))) {
       // Hidden files and folders (.git, .DS_Store, an editor's swap file) are left out, as a
       // glob's `*` leaves them out: a .git's packed objects are no corpus. Named as an input,
-      // a hidden file or folder is read.
+      // or (a file) matched by an `include` glob that starts with a '.', one is read.
       ++hidden;
       if (is_folder) it.disable_recursion_pending();
     } else if (it->is_regular_file(type_ec)) {
@@ -181,23 +186,37 @@ absl::Status AddFolder(const std::string& folder, const InputSelection& selectio
   return absl::OkStatus();
 }
 
-// A stream read once (stdin, a named pipe, a terminal) reached by two names ('-' and
-// /dev/stdin, a pipe's path twice) would be read by the first and be empty for the second:
-// refused, naming both. (A regular file given twice is read twice.)
+// Whether the input is a pipe, a socket or a terminal: a stream whose bytes one reading takes
+// (a regular file, or a device such as /dev/null, reads the same again).
+bool IsConsumedByReading(const InputFile& input, const struct stat& st) {
+  if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) return true;
+  if (!S_ISCHR(st.st_mode)) return false;
+  if (input.is_stdin()) return ::isatty(STDIN_FILENO) == 1;
+  const int fd = ::open(input.path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool terminal = ::isatty(fd) == 1;
+  ::close(fd);
+  return terminal;
+}
+
+// A stream reached by two names ('-' and /dev/stdin when stdin is a pipe or a terminal, a
+// named pipe's path twice) would be read by the first and be empty for the second: refused,
+// naming both. (A regular file, or stdin redirected from one, given twice is read twice.)
 absl::Status CheckStreamsGivenOnce(const std::vector<InputFile>& inputs) {
   std::vector<std::pair<std::pair<dev_t, ino_t>, const InputFile*>> seen;
+  auto name = [](const InputFile& input) {
+    return input.is_stdin() ? std::string("stdin ('-')") : StrCat("'", input.path, "'");
+  };
   for (const InputFile& input : inputs) {
     if (!input.read_once) continue;
     struct stat st;
     const int rc = input.is_stdin() ? ::fstat(STDIN_FILENO, &st) : ::stat(input.path.c_str(), &st);
-    if (rc != 0 || S_ISREG(st.st_mode)) continue;  // (stdin redirected from a file: read from its offset)
+    if (rc != 0 || !IsConsumedByReading(input, st)) continue;
     const std::pair<dev_t, ino_t> id{st.st_dev, st.st_ino};
     for (const auto& [other_id, other] : seen) {
       if (other_id != id) continue;
-      return absl::InvalidArgumentError(
-          StrCat("'", input.path, "' is the same stream as '", other->path, "'",
-                 other->is_stdin() || input.is_stdin() ? " (stdin)" : "",
-                 ", which can be read once: give it once"));
+      return absl::InvalidArgumentError(StrCat(name(input), " is the same stream as ", name(*other),
+                                               ", which can be read once: give it once"));
     }
     seen.push_back({id, &input});
   }
@@ -294,8 +313,15 @@ absl::StatusOr<std::vector<InputFile>> ResolveInputs(const std::vector<std::stri
         ::globfree(&matches);
         return absl::FailedPreconditionError(StrCat("cannot expand '", argument, "'"));
       }
-      std::vector<std::string> paths(matches.gl_pathv, matches.gl_pathv + matches.gl_pathc);
+      std::vector<std::string> paths;
+      for (size_t i = 0; i < matches.gl_pathc; ++i) {
+        // `.*` matches the folder itself and its parent too ("x/." and "x/.."): not inputs.
+        const std::string_view path = matches.gl_pathv[i];
+        const std::string_view last = path.substr(path.rfind('/') + 1);
+        if (last != "." && last != "..") paths.emplace_back(path);
+      }
       ::globfree(&matches);
+      if (paths.empty()) return absl::NotFoundError(StrCat("no files match '", argument, "'"));
       for (const std::string& path : paths) TM_RETURN_IF_ERROR(AddPath(path, selection, out));
       continue;
     }
