@@ -1173,6 +1173,96 @@ TEST(EncodeCorpusCli, NamedPipesAreReadAsStreams) {
 
 // ---- 15. More errors and guesses -----------------------------------------------------------
 
+// Outputs that would destroy a file the user has, or a pair left half replaced (found by a
+// helper probing the CLI): an --output or --index naming an input or the tokenizer (exit 0,
+// the corpus or tokenizer replaced by ids), an index that fails to write after the ids had
+// replaced the old output (a new .u16 beside the old .idx), an explicit --output-format
+// contradicting the output's .u16/.u32/.npy name (an x.npy numpy cannot load).
+TEST(EncodeCorpusCli, OutputsThatWouldDestroyOrSplitFilesAreRefused) {
+  TempDir dir;
+  const std::string input = dir.Write("in.txt", "hello world\n");
+  const std::string text = ReadAll(input);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--output", input, input},
+        {"--output", dir.File("x.u16"), "--index", dir.path() + "/./in.txt", input}}) {
+    SCOPED_TRACE(args[1]);
+    CliResult r = Encode(kGpt2, args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("is also an input: writing it would replace that text"));
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.File("x.u16")));
+  // A folder input holding an earlier run's output: refused too (rerunning into the corpus).
+  const std::string corpus = dir.path() + "/corpus";
+  std::filesystem::create_directories(corpus);
+  dir.Write("corpus/a.txt", "hello\n");
+  ASSERT_EQ(Encode(kGpt2, {"--output", corpus + "/ids.u16", corpus}).exit_code, 0);
+  CliResult again = Encode(kGpt2, {"--output", corpus + "/ids.u16", corpus});
+  EXPECT_EQ(again.exit_code, 2) << again.err;
+  EXPECT_THAT(again.err, HasSubstr("is also an input"));
+  EXPECT_EQ(ReadAll(input), text);
+  const std::string tokenizer = dir.File("t.tiktoken"), sidecar = dir.File("t.json");
+  std::filesystem::copy_file(kGpt2, tokenizer);
+  std::filesystem::copy_file(testing::TestVocabDir() + "gpt2.json", sidecar);
+  for (const std::string& target : {tokenizer, sidecar}) {
+    CliResult r = Encode(tokenizer, {"--output", target, input});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("is the tokenizer file"));
+  }
+  EXPECT_EQ(ReadAll(tokenizer), ReadAll(kGpt2));
+  // A failing index leaves the previous output and index as they were.
+  const std::string ids = dir.File("k.u16"), idx = dir.File("k.idx");
+  ASSERT_EQ(Encode(kGpt2, {"--output", ids, "--index", idx, dir.Write("big.txt", std::string(5000, 'x') + "\n")}).exit_code, 0);
+  const std::string old_ids = ReadAll(ids), old_idx = ReadAll(idx);
+  CliResult full = Encode(kGpt2, {"--output", ids, "--index", "/dev/full", input});
+  EXPECT_EQ(full.exit_code, 1);
+  EXPECT_THAT(full.err, HasSubstr("No space left on device"));
+  EXPECT_EQ(ReadAll(ids), old_ids);
+  EXPECT_EQ(ReadAll(idx), old_idx);
+  EXPECT_EQ(FilesStartingWith(dir.path(), "k.u16.tmp"), std::vector<std::string>{});
+  // --output-format against the output's name.
+  for (const auto& [name, format] : {std::pair<std::string, std::string>{"x.npy", "u32"}, {"x.u16", "u32"}, {"x.u32", "text"}}) {
+    CliResult r = Encode(kGpt2, {"--output", dir.File(name), "--output-format", format, input});
+    EXPECT_EQ(r.exit_code, 2) << name;
+    EXPECT_THAT(r.err, HasSubstr("but --output-format is " + format));
+    EXPECT_FALSE(std::filesystem::exists(dir.File(name)));
+  }
+}
+
+// New outputs get the mode open(O_CREAT, 0666) gives under the umask (they were always 0644,
+// a private corpus's ids readable by all); a replaced file keeps its mode.
+TEST(EncodeCorpusCli, OutputsFollowTheUmaskAndKeepAReplacedFilesMode) {
+  TempDir dir;
+  const std::string input = dir.Write("in.txt", "hello world\n");
+  const std::string ids = dir.File("p.u16"), idx = dir.File("p.idx");
+  CliResult r = RunProgram("/bin/sh", {"-c", "umask 077 && '" + std::string(TOKENMILL_CLI_PATH) + "' encode --tokenizer '" +
+                                                  kGpt2 + "' --output '" + ids + "' --index '" + idx + "' '" + input + "'"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto mode = [](const std::string& path) {
+    struct stat st;
+    return stat(path.c_str(), &st) == 0 ? st.st_mode & 07777 : 07777u;
+  };
+  EXPECT_EQ(mode(ids), 0600u);
+  EXPECT_EQ(mode(idx), 0600u);
+  ASSERT_EQ(chmod(ids.c_str(), 0640), 0);
+  ASSERT_EQ(Encode(kGpt2, {"--output", ids, input}).exit_code, 0);
+  EXPECT_EQ(mode(ids), 0640u);
+}
+
+// Output that cannot reach stdout fails the command with a message (decode exited 1 without
+// one, inspect exited 0).
+TEST(EncodeCorpusCli, StdoutThatCannotBeWrittenFailsTheCommand) {
+  TempDir dir;
+  const std::string ids = dir.File("k.u16");
+  ASSERT_EQ(Encode(kGpt2, {"--output", ids, dir.Write("in.txt", "hello world\n")}).exit_code, 0);
+  for (const std::string& command : {"decode --tokenizer '" + kGpt2 + "' '" + ids + "'", "inspect '" + ids + "'",
+                                     "inspect '" + kGpt2 + "'"}) {
+    SCOPED_TRACE(command);
+    CliResult r = RunProgram("/bin/sh", {"-c", "'" + std::string(TOKENMILL_CLI_PATH) + "' " + command + " > /dev/full"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_THAT(r.err, HasSubstr("cannot write to stdout"));
+  }
+}
+
 TEST(EncodeCorpusCli, OutputsIndexesAndFormatsThatDoNotFit) {
   TempDir dir;
   const std::string input = dir.Write("in.txt", "hello world\nsecond line\n");

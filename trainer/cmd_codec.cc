@@ -25,10 +25,12 @@
 #include "common/strings.h"
 #include "common/utf8.h"
 #include "corpus/line_reader.h"
+#include "count/count_corpus.h"
 #include "flags.h"
 #include "model/encoder.h"
 #include "model/id_text.h"
 #include "model/model_file.h"
+#include "model/tiktoken_file.h"
 #include "model/text_display.h"
 #include "interrupt.h"
 #include "option_flags.h"
@@ -288,7 +290,7 @@ int RunEncode(int argc, char** argv) {
                 {{"error", UnknownBytes::kError}, {"drop", UnknownBytes::kDrop}},
                 "a byte no token holds (a --hf-compat vocabulary has only the bytes seen in "
                 "training): an error naming the line and byte, or left out as Hugging Face does");
-  flags.AddInt("threads", &options.threads, "worker threads (0: all cores); the output is the same for any");
+  flags.AddInt("threads", &options.threads, "worker threads (0: all cores; at most 8 per core, or 64); the output is the same for any");
   flags.AddSize("block-bytes", &options.block_bytes,
                 "with --alpha: lines are sampled in parallel blocks of about this many bytes");
   flags.AddDouble("alpha", &options.alpha,
@@ -349,7 +351,7 @@ int RunEncode(int argc, char** argv) {
                              "skip-bad-records"}) {
       if (flags.WasSet(flag)) {
         PrintError("encode", StrCat("--", flag, " does not go with ",
-                                    options.whole ? "--whole (use --doc-mode file)" : "--alpha"));
+                                    options.whole ? "--whole (use --doc-mode file without --whole for one document per file)" : "--alpha"));
         return kExitUsage;
       }
     }
@@ -369,6 +371,32 @@ int RunEncode(int argc, char** argv) {
                                 "'): the index would replace the ids"));
     return kExitUsage;
   }
+  // An output or index that is the tokenizer (or a .tiktoken's sidecar) would replace it.
+  for (const auto& [flag, path] : {std::pair<const char*, const std::string*>{"output", &corpus.output},
+                                   {"index", &corpus.index}}) {
+    if (path->empty() || *path == "-") continue;
+    std::vector<std::string> tokenizer_files = {options.tokenizer};
+    if (options.tokenizer.ends_with(".tiktoken")) tokenizer_files.push_back(TiktokenSidecarPath(options.tokenizer));
+    for (const std::string& file : tokenizer_files) {
+      if (CanonicalPath(*path) == CanonicalPath(file)) {
+        PrintError("encode", StrCat("--", flag, " '", *path, "' is the tokenizer file '", file,
+                                    "': writing it would replace the tokenizer"));
+        return kExitUsage;
+      }
+    }
+  }
+  // An explicit --output-format must agree with an --output named .u16, .u32 or .npy (which
+  // decode and inspect read by that name).
+  if (flags.WasSet("output-format")) {
+    for (const char* format : {"npy", "u16", "u32"}) {
+      if (corpus.output.ends_with(StrCat(".", format)) && options.output_format != format) {
+        PrintError("encode", StrCat("--output '", corpus.output, "' is named ", format,
+                                    " but --output-format is ", options.output_format,
+                                    ": decode and inspect would read it as ", format));
+        return kExitUsage;
+      }
+    }
+  }
   if (corpus.format != TokenFileFormat::kText && (corpus.output.empty() || corpus.output == "-") &&
       isatty(STDOUT_FILENO)) {
     PrintError("encode", "binary ids would go to the terminal: give --output FILE");
@@ -379,7 +407,7 @@ int RunEncode(int argc, char** argv) {
   std::optional<tbb::global_control> command_threads;
   if (options.threads > 0) {
     command_threads.emplace(tbb::global_control::max_allowed_parallelism,
-                            static_cast<size_t>(options.threads));
+                            static_cast<size_t>(ThreadCount(options.threads)));
   }
   EncoderOptions encoder_options;
   encoder_options.unknown_bytes = options.unknown_bytes;
@@ -430,8 +458,7 @@ int RunEncode(int argc, char** argv) {
   const std::string input = corpus.reading.inputs[0];
   tbb::global_control parallelism(
       tbb::global_control::max_allowed_parallelism,
-      options.threads > 0 ? static_cast<size_t>(options.threads)
-                          : std::max(1u, std::thread::hardware_concurrency()));
+      static_cast<size_t>(ThreadCount(options.threads)));
   absl::Status status;
   if (options.whole) {
     absl::StatusOr<std::string> text = ReadFile(input);
@@ -539,9 +566,9 @@ int RunDecode(int argc, char** argv) {
         open = text.substr(text.size() - tail);
         text = ReplaceInvalidUtf8(std::string_view(text).substr(0, text.size() - tail));
       }
-      if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size()) return kExitFailure;
+      if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size()) break;  // reported by main()
     }
-    return std::fflush(stdout) == 0 ? kExitOk : kExitFailure;
+    return kExitOk;  // main() reports a failed write to stdout
   }
   absl::Status status;
   uint64_t line_number = 0;

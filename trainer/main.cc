@@ -1,4 +1,5 @@
 // tokenmill: the command-line front end. Dispatches to one command per file (cmd_*.cc).
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string_view>
@@ -66,7 +67,17 @@ int main(int argc, char** argv) {
     return tokenmill::cli::kExitOk;
   }
   for (const CommandEntry& c : kCommands) {
-    if (c.name == command) return c.run(argc, argv);
+    if (c.name != command) continue;
+    int rc = c.run(argc, argv);
+    // Output lost on the way to stdout (a full disk, a closed descriptor) fails the command,
+    // whichever command wrote it (each used to check, or not, on its own).
+    errno = 0;
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      std::fprintf(stderr, "tokenmill %s: error: cannot write to stdout%s%s\n", argv[1],
+                   errno != 0 ? ": " : "", errno != 0 ? std::strerror(errno) : "");
+      if (rc == tokenmill::cli::kExitOk) rc = tokenmill::cli::kExitFailure;
+    }
+    return rc;
   }
   std::fprintf(stderr, "tokenmill: error: unknown command '%s' (see tokenmill --help)\n", argv[1]);
   return tokenmill::cli::kExitUsage;

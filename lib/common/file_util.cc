@@ -9,8 +9,11 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "common/huge_pages.h"
+#include "common/status_macros.h"
 #include "common/strings.h"
 
 namespace tokenmill {
@@ -250,6 +253,22 @@ absl::Status WriteInPlace(const std::string& path, std::span<const std::string_v
 
 }  // namespace
 
+// The mode a new output gets: the replaced file's, else what open(O_CREAT, 0666) would give
+// under the process's umask (mkstemp's temporary starts at 0600).
+static mode_t OutputMode(const std::string& path) {
+  struct stat existing;
+  if (::stat(path.c_str(), &existing) == 0 && S_ISREG(existing.st_mode)) return existing.st_mode & 07777;
+  // The umask, read without setting it (umask() would change it for every thread a moment).
+  static const mode_t mask = [] {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.starts_with("Umask:")) return static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
+    }
+    return static_cast<mode_t>(022);
+  }();
+  return 0666 & ~mask;
+}
+
 absl::Status WriteFileAtomically(const std::string& path, std::string_view contents) {
   const std::string_view pieces[] = {contents};
   return WriteFileAtomically(path, pieces);
@@ -276,7 +295,7 @@ absl::Status WriteFileAtomically(const std::string& path,
     return ErrnoError(what, path, err);
   };
   if (int err = WriteAll(fd, pieces); err != 0) return fail("cannot write", err);
-  if (::fchmod(fd, 0644) != 0) return fail("cannot set permissions of", errno);
+  if (::fchmod(fd, OutputMode(path)) != 0) return fail("cannot set permissions of", errno);
   if (::fsync(fd) != 0) return fail("cannot flush", errno);
   if (::close(fd) != 0) {
     int err = errno;
@@ -319,7 +338,7 @@ absl::StatusOr<std::unique_ptr<StreamingFile>> StreamingFile::Create(const std::
   file->fd_ = ::mkstemp(file->tmp_.data());
   if (file->fd_ < 0) return TemporaryFileError(path, errno);
   file->temporary_slot_ = RegisterTemporary(file->tmp_);
-  if (::fchmod(file->fd_, 0644) != 0) return ErrnoError("cannot set permissions of", path, errno);
+  if (::fchmod(file->fd_, OutputMode(path)) != 0) return ErrnoError("cannot set permissions of", path, errno);
   return file;
 }
 
@@ -350,9 +369,18 @@ absl::Status StreamingFile::WriteAt(uint64_t offset, std::string_view bytes) {
 }
 
 absl::Status StreamingFile::Commit() {
+  TM_RETURN_IF_ERROR(Close());
+  return Publish();
+}
+
+absl::Status StreamingFile::Close() {
   const int fd = fd_;
   fd_ = -1;
-  if (::close(fd) != 0) return ErrnoError("cannot close", path_, errno);
+  if (fd >= 0 && ::close(fd) != 0) return ErrnoError("cannot close", path_, errno);
+  return absl::OkStatus();
+}
+
+absl::Status StreamingFile::Publish() {
   if (!tmp_.empty()) {
     if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
       return ErrnoError("cannot rename the temporary file to", path_, errno);

@@ -79,7 +79,11 @@ class StreamingFile {
   // only for a temporary (regular) file.
   absl::Status WriteAt(uint64_t offset, std::string_view bytes);
   bool seekable() const { return !in_place_; }
+  // Commit() = Close() then Publish(): a writer of two files closes both (where a full disk
+  // shows) before renaming either, so that a failure replaces neither.
   absl::Status Commit();
+  absl::Status Close();
+  absl::Status Publish();
   const std::string& path() const { return path_; }
 
  private:

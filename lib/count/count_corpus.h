@@ -132,7 +132,8 @@ absl::StatusOr<CorpusCounts> CountDocuments(
 // token holding a space). Encoding a corpus cuts it the same way.
 CutRule CutRuleFor(const InputFile& input, const CountCorpusOptions& options);
 
-// The threads a `threads` option asks for: itself when positive, else all cores (at least 1).
+// The threads a `threads` option asks for: itself when positive (at most 8 per core, and at
+// least 64 allowed), else all cores (at least 1).
 int ThreadCount(int requested);
 
 // The header a counts file of `counts` made with `options` carries.

@@ -111,6 +111,19 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
     return absl::InvalidArgumentError(StrCat("'", plan.counts_files[0],
                                              "' is a word-count file, which holds no text to encode"));
   }
+  // An output or index that is one of the inputs would replace that text with ids (the input
+  // is read in full before the output is renamed into place, so the run "succeeds").
+  for (const auto& [name, path] : {std::pair<std::string_view, const std::string*>{"output", &options.output},
+                                   {"index", &options.index}}) {
+    if (path->empty() || *path == "-") continue;
+    const std::string target = CanonicalPath(*path);
+    for (const InputFile& input : plan.inputs) {
+      if (!input.is_stdin() && CanonicalPath(input.path) == target) {
+        return OptionError(StrCat("`", name, "` '", *path, "' is also an input: writing it would replace that text"),
+                           {name});
+      }
+    }
+  }
   if (!options.output.empty() && options.output != "-") RemoveStaleTemporaries(options.output);
   TM_ASSIGN_OR_RETURN(TokenFileWriter writer,
                       TokenFileWriter::Create(options.output.empty() ? "-" : options.output,
@@ -450,8 +463,12 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
   if (stopped.load()) return absl::CancelledError("stopped before the corpus was encoded; nothing was written");
   progress.Finish(result.tokens);
   result.eot_tokens = result.documents * eot_ids.size();  // every document ends with one
-  TM_RETURN_IF_ERROR(writer.Commit());
-  if (index) TM_RETURN_IF_ERROR(index->Commit());
+  // Both files are closed (where a full disk shows) before either replaces its path: a failure
+  // leaves the previous output and index as they were.
+  TM_RETURN_IF_ERROR(writer.Close());
+  if (index) TM_RETURN_IF_ERROR(index->Close());
+  TM_RETURN_IF_ERROR(writer.Publish());
+  if (index) TM_RETURN_IF_ERROR(index->Publish());
   if (options.stats) {
     result.id_counts.assign(id_bound, 0);
     for (const Scratch& s : scratch) {

@@ -144,13 +144,28 @@ absl::Status TokenFileWriter::Write(std::string_view bytes, uint64_t ids) {
 }
 
 absl::Status TokenFileWriter::Commit() {
+  TM_RETURN_IF_ERROR(Close());
+  return Publish();
+}
+
+absl::Status TokenFileWriter::Close() {
   if (format_ == TokenFileFormat::kNpy) {
     TM_RETURN_IF_ERROR(file_->WriteAt(0, NpyHeader(NpyDescr(id_bound_), ids_)));
   }
-  return file_->Commit();
+  return file_->Close();
 }
 
-absl::Status MegatronIndexWriter::Commit() const {
+absl::Status MegatronIndexWriter::Commit() {
+  TM_RETURN_IF_ERROR(Close());
+  return Publish();
+}
+
+absl::Status MegatronIndexWriter::Publish() {
+  if (file_ == nullptr) return absl::FailedPreconditionError(StrCat(path_, ": not closed"));
+  return file_->Publish();
+}
+
+absl::Status MegatronIndexWriter::Close() {
   std::string out(kIndexMagic, 9);
   PutLe(out, 1, 8);
   out.push_back(static_cast<char>(width_ == 2 ? 8 : 4));
@@ -169,7 +184,9 @@ absl::Status MegatronIndexWriter::Commit() const {
     offset += s * width_;
   }
   for (uint64_t d = 0; d <= sizes_.size(); ++d) PutLe(out, d, 8);
-  return WriteFileAtomically(path_, out);
+  TM_ASSIGN_OR_RETURN(file_, StreamingFile::Create(path_));
+  TM_RETURN_IF_ERROR(file_->Write(out));
+  return file_->Close();
 }
 
 bool LooksLikeU32ReadAsU16(const MappedTokenFile& file, TokenId high_bound) {

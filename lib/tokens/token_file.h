@@ -55,7 +55,11 @@ class TokenFileWriter {
                                                 size_t id_bound);
   // Bytes from AppendIdBytes of `ids` ids.
   absl::Status Write(std::string_view bytes, uint64_t ids);
+  // Commit() = Close() (the npy header written, the file closed) then Publish() (renamed over
+  // the path).
   absl::Status Commit();
+  absl::Status Close();
+  absl::Status Publish() { return file_->Publish(); }
   uint64_t ids_written() const { return ids_; }
 
  private:
@@ -65,18 +69,22 @@ class TokenFileWriter {
   uint64_t ids_ = 0;
 };
 
-// The documents' token counts, written as a Megatron .idx at Commit() (atomically).
+// The documents' token counts, written as a Megatron .idx to a temporary file by Close() and
+// renamed over the path by Publish() (Commit(): both).
 class MegatronIndexWriter {
  public:
   MegatronIndexWriter(std::string path, TokenFileFormat format, size_t id_bound)
       : path_(std::move(path)), width_(IdWidth(format, id_bound)) {}
   void AddDocument(uint64_t tokens) { sizes_.push_back(tokens); }
-  absl::Status Commit() const;
+  absl::Status Commit();
+  absl::Status Close();
+  absl::Status Publish();
 
  private:
   std::string path_;
   size_t width_;
   std::vector<uint64_t> sizes_;
+  std::unique_ptr<StreamingFile> file_;
 };
 
 // A token file read back.
