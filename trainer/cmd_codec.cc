@@ -329,11 +329,19 @@ int RunEncode(int argc, char** argv) {
     PrintError("encode", "--threads must be 0 (all cores) or more");
     return kExitUsage;
   }
-  // Unless given, the format the --output's extension names (as decode and inspect read it).
-  if (!flags.WasSet("output-format")) {
-    for (const char* format : {"npy", "u16", "u32"}) {
-      if (corpus.output.ends_with(StrCat(".", format))) options.output_format = format;
+  // The format the --output's extension names (as decode and inspect read it): the default,
+  // and an explicit --output-format must agree with it.
+  for (const char* format : {"npy", "u16", "u32"}) {
+    if (!corpus.output.ends_with(StrCat(".", format)) || options.output_format == format) continue;
+    if (flags.WasSet("output-format")) {
+      PrintError("encode", StrCat("--output '", corpus.output, "' is named ", format,
+                                  " but --output-format is ", options.output_format,
+                                  ": decode and inspect would read it as ", format));
+      return kExitUsage;
     }
+    options.output_format = format;
+  }
+  if (!flags.WasSet("output-format")) {
     // A .bin (nanoGPT's train.bin, Megatron's X.bin) names binary ids without saying their width:
     // decimal text there would be a surprise found only when training reads it.
     if (corpus.output.ends_with(".bin")) {
@@ -381,18 +389,6 @@ int RunEncode(int argc, char** argv) {
       if (CanonicalPath(*path) == CanonicalPath(file)) {
         PrintError("encode", StrCat("--", flag, " '", *path, "' is the tokenizer file '", file,
                                     "': writing it would replace the tokenizer"));
-        return kExitUsage;
-      }
-    }
-  }
-  // An explicit --output-format must agree with an --output named .u16, .u32 or .npy (which
-  // decode and inspect read by that name).
-  if (flags.WasSet("output-format")) {
-    for (const char* format : {"npy", "u16", "u32"}) {
-      if (corpus.output.ends_with(StrCat(".", format)) && options.output_format != format) {
-        PrintError("encode", StrCat("--output '", corpus.output, "' is named ", format,
-                                    " but --output-format is ", options.output_format,
-                                    ": decode and inspect would read it as ", format));
         return kExitUsage;
       }
     }

@@ -368,11 +368,6 @@ absl::Status StreamingFile::WriteAt(uint64_t offset, std::string_view bytes) {
   return absl::OkStatus();
 }
 
-absl::Status StreamingFile::Commit() {
-  TM_RETURN_IF_ERROR(Close());
-  return Publish();
-}
-
 absl::Status StreamingFile::Close() {
   const int fd = fd_;
   fd_ = -1;

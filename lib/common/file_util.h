@@ -61,8 +61,9 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view conte
 absl::Status WriteFileAtomically(const std::string& path, std::span<const std::string_view> pieces);
 
 // A file written as a stream and published whole: bytes go to PATH.tmp.XXXXXX beside PATH,
-// Commit() closes it and renames it over PATH; destroying the writer without Commit() (an
-// error, a stop) removes the temporary file, so PATH is never left half-written and an
+// Close() closes it and Publish() renames it over PATH (a writer of two files closes both,
+// where a full disk shows, before renaming either, so that a failure replaces neither);
+// destroying the writer unpublished (an error, a stop) removes the temporary file, so PATH is never left half-written and an
 // existing PATH stays as it was. Not fsynced (a large output would wait for the disk): a
 // power loss may lose it, an interrupted run never leaves part of it. "-" writes to stdout,
 // and an existing path that is not a regular file (a device, a FIFO) is written in place;
@@ -79,9 +80,6 @@ class StreamingFile {
   // only for a temporary (regular) file.
   absl::Status WriteAt(uint64_t offset, std::string_view bytes);
   bool seekable() const { return !in_place_; }
-  // Commit() = Close() then Publish(): a writer of two files closes both (where a full disk
-  // shows) before renaming either, so that a failure replaces neither.
-  absl::Status Commit();
   absl::Status Close();
   absl::Status Publish();
   const std::string& path() const { return path_; }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/status_macros.h"
 #include "common/stop_request.h"
 #include "common/strings.h"
 
@@ -303,15 +304,11 @@ absl::StatusOr<std::unique_ptr<ByteStream>> ByteStream::Open(const InputFile& in
   if (compression == Compression::kDetectWhenRead) {
     absl::StatusOr<std::string_view> magic = source->Peek();
     if (!magic.ok()) return magic.status();
-    const auto* bytes = reinterpret_cast<const unsigned char*>(magic->data());
-    compression = CompressionFromMagic(bytes, magic->size());
-    if (std::string_view other = UnreadCompressionFromMagic(bytes, magic->size()); !other.empty()) {
-      return UnreadCompressionError(input.path, other);
-    }
-    // A named pipe called x.gz is held to its name, as a regular file x.gz is.
-    if (input.named != Compression::kNone && compression != input.named) {
-      return NamedCompressionMismatch(input.path, input.named, magic->size());
-    }
+    // (A named pipe called x.gz is held to its name, as a regular file x.gz is.)
+    TM_ASSIGN_OR_RETURN(compression,
+                        CompressionOfInput(input.path, input.named,
+                                           reinterpret_cast<const unsigned char*>(magic->data()),
+                                           magic->size()));
   }
   switch (compression) {
     case Compression::kZstd: return std::unique_ptr<ByteStream>(new ZstdStream(std::move(source)));

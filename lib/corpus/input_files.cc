@@ -96,13 +96,7 @@ absl::StatusOr<InputFile> DescribeFile(const std::string& path, const InputSelec
     unsigned char magic[4] = {0, 0, 0, 0};
     size_t got = 0;
     TM_RETURN_IF_ERROR(ReadMagic(path, magic, &got));
-    file.compression = CompressionFromMagic(magic, got);
-    if (std::string_view other = UnreadCompressionFromMagic(magic, got); !other.empty()) {
-      return UnreadCompressionError(path, other);
-    }
-    if (by_extension != Compression::kNone && by_extension != file.compression) {
-      return NamedCompressionMismatch(path, by_extension, got);
-    }
+    TM_ASSIGN_OR_RETURN(file.compression, CompressionOfInput(path, by_extension, magic, got));
   }
   file.named = by_extension;
   if (by_extension != Compression::kNone) name = name.substr(0, name.rfind('.'));
@@ -243,18 +237,22 @@ std::string_view UnreadCompressionFromMagic(const unsigned char* bytes, size_t s
   return "";
 }
 
-absl::Status UnreadCompressionError(const std::string& path, std::string_view format) {
-  const std::string name = path == "-" ? "stdin" : StrCat("'", path, "'");
-  return absl::InvalidArgumentError(StrCat(
-      name, " is ", format, "-compressed, which tokenmill does not read (only zstd and gzip): "
-      "decompress it first, e.g. into stdin: ", format, " -dc FILE | tokenmill ... -"));
-}
-
-absl::Status NamedCompressionMismatch(const std::string& path, Compression named, size_t got) {
-  return absl::InvalidArgumentError(
-      StrCat("'", path, "' is named like a ", CompressionName(named),
-             " file but does not start with the ", CompressionName(named), " magic bytes",
-             got < 4 ? " (it is shorter than 4 bytes: truncated?)" : ""));
+absl::StatusOr<Compression> CompressionOfInput(const std::string& path, Compression named,
+                                               const unsigned char* bytes, size_t size) {
+  if (std::string_view other = UnreadCompressionFromMagic(bytes, size); !other.empty()) {
+    const std::string name = path == "-" ? "stdin" : StrCat("'", path, "'");
+    return absl::InvalidArgumentError(StrCat(
+        name, " is ", other, "-compressed, which tokenmill does not read (only zstd and gzip): "
+        "decompress it first, e.g. into stdin: ", other, " -dc FILE | tokenmill ... -"));
+  }
+  const Compression compression = CompressionFromMagic(bytes, size);
+  if (named != Compression::kNone && compression != named) {
+    return absl::InvalidArgumentError(
+        StrCat("'", path, "' is named like a ", CompressionName(named),
+               " file but does not start with the ", CompressionName(named), " magic bytes",
+               size < 4 ? " (it is shorter than 4 bytes: truncated?)" : ""));
+  }
+  return compression;
 }
 
 Compression CompressionFromMagic(const unsigned char* bytes, size_t size) {

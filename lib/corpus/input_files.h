@@ -54,10 +54,11 @@ Compression CompressionFromMagic(const unsigned char* bytes, size_t size);
 // The name of a compression tokenmill does not read ("xz", "bzip2", "lz4") that the first bytes
 // announce, or "": such an input is refused rather than read as text.
 std::string_view UnreadCompressionFromMagic(const unsigned char* bytes, size_t size);
-absl::Status UnreadCompressionError(const std::string& path, std::string_view format);
-// The error for an input named like a `named` file (.zst, .gz) whose first `got` bytes are not
-// its magic.
-absl::Status NamedCompressionMismatch(const std::string& path, Compression named, size_t got);
+// The compression of input `path` ("-": stdin) by its first `size` bytes, for a file when
+// inputs are resolved and for a stream when it is read: refused when they announce one
+// tokenmill does not read, or are not the magic of the compression the name promises (`named`).
+absl::StatusOr<Compression> CompressionOfInput(const std::string& path, Compression named,
+                                               const unsigned char* bytes, size_t size);
 
 // "zstd", "gzip" or "none".
 const char* CompressionName(Compression compression);

@@ -143,21 +143,11 @@ absl::Status TokenFileWriter::Write(std::string_view bytes, uint64_t ids) {
   return file_->Write(bytes);
 }
 
-absl::Status TokenFileWriter::Commit() {
-  TM_RETURN_IF_ERROR(Close());
-  return Publish();
-}
-
 absl::Status TokenFileWriter::Close() {
   if (format_ == TokenFileFormat::kNpy) {
     TM_RETURN_IF_ERROR(file_->WriteAt(0, NpyHeader(NpyDescr(id_bound_), ids_)));
   }
   return file_->Close();
-}
-
-absl::Status MegatronIndexWriter::Commit() {
-  TM_RETURN_IF_ERROR(Close());
-  return Publish();
 }
 
 absl::Status MegatronIndexWriter::Publish() {

@@ -48,16 +48,14 @@ void AppendIdBytes(TokenFileFormat format, size_t id_bound, std::span<const Toke
                    std::string& out);
 
 // Writes a token file as a stream and publishes it whole (StreamingFile): npy's header first
-// and its shape at Commit().
+// and its shape at Close().
 class TokenFileWriter {
  public:
   static absl::StatusOr<TokenFileWriter> Create(const std::string& path, TokenFileFormat format,
                                                 size_t id_bound);
   // Bytes from AppendIdBytes of `ids` ids.
   absl::Status Write(std::string_view bytes, uint64_t ids);
-  // Commit() = Close() (the npy header written, the file closed) then Publish() (renamed over
-  // the path).
-  absl::Status Commit();
+  // Close(): the npy header written, the file closed; Publish(): renamed over the path.
   absl::Status Close();
   absl::Status Publish() { return file_->Publish(); }
   uint64_t ids_written() const { return ids_; }
@@ -70,13 +68,12 @@ class TokenFileWriter {
 };
 
 // The documents' token counts, written as a Megatron .idx to a temporary file by Close() and
-// renamed over the path by Publish() (Commit(): both).
+// renamed over the path by Publish().
 class MegatronIndexWriter {
  public:
   MegatronIndexWriter(std::string path, TokenFileFormat format, size_t id_bound)
       : path_(std::move(path)), width_(IdWidth(format, id_bound)) {}
   void AddDocument(uint64_t tokens) { sizes_.push_back(tokens); }
-  absl::Status Commit();
   absl::Status Close();
   absl::Status Publish();
 
