@@ -46,7 +46,7 @@ TEST(CliEncode, DisallowedSpecialNamesTheLine) {
                   "one\ntwo\nthree <|endoftext|>\n");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "tokenmill encode: error: stdin:3: the text contains the special token '<|endoftext|>' "
-                   "at byte 6; allow special tokens or encode them as text\n");
+                   "at byte 6, which --specials refuses: allow special tokens or encode them as text\n");
 }
 
 TEST(CliDecode, ExactBytesUnknownIdsAndLossy) {

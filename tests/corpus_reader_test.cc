@@ -315,6 +315,58 @@ TEST(InputFiles, HiddenFilesAndFoldersInAFolderAreLeftOut) {
   EXPECT_EQ(paths, (std::vector<std::string>{folder + "/.notes.txt", folder + "/docs/.b.txt.swp"}));
 }
 
+// A `**` component matches zero or more folders (bash's globstar, Python's glob with
+// recursive=True), in input arguments and in `include`/`exclude` globs; hidden files and
+// folders are left out unless the glob's own component starts with a '.'.
+TEST(InputFiles, DoubleStarMatchesAnyDepth) {
+  testing::TempDir dir;
+  const std::string folder = dir.path() + "/corpus";
+  for (const char* sub : {"corpus/docs/deep", "corpus/.git", "other", "empty"}) {
+    std::filesystem::create_directories(dir.path() + "/" + sub);
+  }
+  for (const char* name : {"corpus/a.txt", "corpus/x.md", "corpus/docs/b.txt", "corpus/docs/deep/c.txt",
+                           "corpus/.git/d.txt", "corpus/docs/.e.txt", "other/f.txt"}) {
+    dir.Write(name, "text\n");
+  }
+  auto paths_of = [](const std::vector<std::string>& arguments, const InputSelection& selection) {
+    auto inputs = ResolveInputs(arguments, selection);
+    EXPECT_TRUE(inputs.ok()) << inputs.status();
+    std::vector<std::string> paths;
+    if (inputs.ok()) {
+      for (const InputFile& input : *inputs) paths.push_back(input.path);
+    }
+    return paths;
+  };
+  const std::string a = folder + "/a.txt", b = folder + "/docs/b.txt", c = folder + "/docs/deep/c.txt";
+  EXPECT_EQ(paths_of({folder + "/**/*.txt"}, {}), (std::vector<std::string>{a, b, c}));
+  EXPECT_EQ(paths_of({folder + "/**"}, {}), (std::vector<std::string>{a, b, c, folder + "/x.md"}));
+  EXPECT_EQ(paths_of({folder + "/docs/**/c.txt"}, {}), (std::vector<std::string>{c}));
+  EXPECT_EQ(paths_of({folder + "/**/deep/*"}, {}), (std::vector<std::string>{c}));
+  EXPECT_EQ(paths_of({folder + "/**/.*.txt"}, {}), (std::vector<std::string>{folder + "/docs/.e.txt"}));
+  // The part before `**` may be a glob; a folder it names where nothing matches is passed over.
+  EXPECT_EQ(paths_of({dir.path() + "/*/**/*.txt"}, {}),
+            (std::vector<std::string>{a, b, c, dir.path() + "/other/f.txt"}));
+  // `include` and `exclude` globs with `**`, on a folder's walk and on a `**` argument.
+  InputSelection deep;
+  deep.include = {"docs/**/*.txt"};
+  EXPECT_EQ(paths_of({folder}, deep), (std::vector<std::string>{b, c}));
+  InputSelection not_deep;
+  not_deep.exclude = {"**/deep/**"};
+  EXPECT_EQ(paths_of({folder + "/**/*.txt"}, not_deep), (std::vector<std::string>{a, b}));
+  // Relative to the working folder, named as the shell would name them.
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(folder);
+  EXPECT_EQ(paths_of({"**/*.txt"}, {}), (std::vector<std::string>{"a.txt", "docs/b.txt", "docs/deep/c.txt"}));
+  std::filesystem::current_path(cwd);
+  for (const std::string& glob : {folder + "/**/*.nothing", dir.path() + "/empty/**", dir.path() + "/none/**/*.txt"}) {
+    auto none = ResolveInputs({glob}, InputSelection{});
+    ASSERT_FALSE(none.ok()) << glob;
+    EXPECT_TRUE(absl::IsNotFound(none.status())) << none.status();
+    EXPECT_NE(std::string(none.status().message()).find("no files match '" + glob + "'"), std::string::npos)
+        << none.status();
+  }
+}
+
 // A subfolder that cannot be read fails the walk and is named; before, the walk ended there
 // without a word and the files after it were left out (exit 0 with part of the corpus). Run
 // in a child as `nobody` when this test runs as root (root reads any folder). An `exclude`

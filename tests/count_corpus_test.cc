@@ -149,6 +149,9 @@ TEST(CountCorpus, PlainZstdGzipSplitFolderAndGlobAgree) {
   half2 = half1.substr(cut) + half2;
   half1 = half1.substr(0, cut);
   std::string gz2 = dir.Write("members.txt.gz", Gzip(half1) + Gzip(half2));
+  // Zero bytes after a member are padding (gzip -d and Python's gzip module pass over them).
+  std::string gz_padded = dir.Write("padded.txt.gz", Gzip(half1) + std::string(700, '\0') + Gzip(half2) +
+                                                         std::string(5000, '\0'));
   std::string zst2 = dir.Write("frames.txt.zst", Zstd(half1) + Zstd(half2));
   ASSERT_EQ(::mkdir(dir.File("split").c_str(), 0755), 0);
   ASSERT_EQ(::mkdir(dir.File("split/sub").c_str(), 0755), 0);
@@ -158,7 +161,7 @@ TEST(CountCorpus, PlainZstdGzipSplitFolderAndGlobAgree) {
 
   CorpusCounts reference = CountOrDie(Quiet({plain}));
   for (const std::vector<std::string>& inputs :
-       std::vector<std::vector<std::string>>{{zst}, {gz}, {gz2}, {zst2}, {dir.File("split/a.txt"), dir.File("split/sub/b.txt.zst")},
+       std::vector<std::vector<std::string>>{{zst}, {gz}, {gz2}, {gz_padded}, {zst2}, {dir.File("split/a.txt"), dir.File("split/sub/b.txt.zst")},
                                              {dir.File("split")}, {dir.File("split/*.txt"), dir.File("split/sub/*.zst")}}) {
     CountCorpusOptions options = Quiet(inputs);
     options.exclude = {"*.md"};
@@ -246,19 +249,20 @@ TEST(CountCorpus, JsonLinesFieldExtraction) {
   std::vector<std::string> expected_docs = {
       "tab\there \"quoted\" back\\slash\nnew line", "caf\xc3\xa9 \xf0\x9f\x98\x80 end",
       std::string("slash/ unicode \xe4\xb8\xad\xe6\x96\x87 nul") + '\0' + "byte"};
+  // The last copy saved with a byte order mark first (RFC 8259 lets a parser pass over it).
   CountCorpusOptions options = Quiet({dir.Write("r.jsonl", jsonl), dir.Write("r.jsonl.zst", Zstd(jsonl)),
-                                      dir.Write("r.json.gz", Gzip(jsonl))});
+                                      dir.Write("r.json.gz", Gzip(jsonl)), dir.Write("bom.jsonl", "\xEF\xBB\xBF" + jsonl)});
   options.shard_bytes = 5;
   options.batch_bytes = 5;
   options.threads = 2;
   CorpusCounts counts = CountOrDie(options);
   WordCounts expected;
-  for (int copy = 0; copy < 3; ++copy) {
+  for (int copy = 0; copy < 4; ++copy) {
     for (const std::string& doc : expected_docs) expected.MergeFrom(SerialCount(doc, options, true));
   }
   EXPECT_TRUE(counts.words == expected);
-  EXPECT_EQ(counts.documents, 9u);
-  EXPECT_EQ(counts.nul_bytes, 3u);
+  EXPECT_EQ(counts.documents, 12u);
+  EXPECT_EQ(counts.nul_bytes, 4u);
   EXPECT_EQ(counts.words.Get("no"), 0u);
 
   std::string nested = R"({"meta":{"body":"deep text"},"text":"top"})" "\n";

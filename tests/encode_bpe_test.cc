@@ -646,8 +646,8 @@ TEST(Encoder, BatchReportsTheFirstFailingText) {
   auto batch = (*encoder)->EncodeBatch(docs, SpecialPolicy::kDisallow);
   ASSERT_FALSE(batch.ok());
   EXPECT_EQ(batch.status().message(),
-            "text 1: the text contains the special token '<|endoftext|>' at byte 4; allow special "
-            "tokens or encode them as text");
+            "text 1: the text contains the special token '<|endoftext|>' at byte 4, which `specials` "
+            "refuses: allow special tokens or encode them as text");
 }
 
 // A model trained by tokenmill on the sample's first 60 KB, its lines counted as documents

@@ -326,6 +326,7 @@ TEST(EncodeCorpusCli, OneTwoAndFourThreadsWriteTheSameBytes) {
     jsonl += "{\"id\": " + std::to_string(i) + ", \"body\": " + JsonString(docs[i]) + "}\n";
   }
   const std::string jsonl_path = dir.Write("records.jsonl", jsonl);
+  const std::string bom_path = dir.Write("bom.jsonl", "\xEF\xBB\xBF" + jsonl);  // as Windows tools save it
 
   std::vector<Determinism> cases = {
       {"plain", {"--output-format", "u32", real, random}, "", false},
@@ -333,6 +334,7 @@ TEST(EncodeCorpusCli, OneTwoAndFourThreadsWriteTheSameBytes) {
       {"text tiny shards", {"--output-format", "text", "--shard-bytes", "4096", real}, "", false},
       {"doc-mode file", {"--output-format", "u32", "--doc-mode", "file", "--shard-bytes", "4096", "--eot", kEot}, "", true},
       {"jsonl", {"--output-format", "npy", "--text-field", "body", "--shard-bytes", "4096", "--eot", kEot, jsonl_path}, "", false},
+      {"jsonl bom", {"--output-format", "npy", "--text-field", "body", "--eot", kEot, bom_path}, "", false},
       {"zst", {"--output-format", "u32", "--batch-bytes", "4096", zst}, "", false},
       {"stdin", {"--output-format", "u32", "--batch-bytes", "4096"}, slice, false},
   };
@@ -366,6 +368,8 @@ TEST(EncodeCorpusCli, OneTwoAndFourThreadsWriteTheSameBytes) {
   ASSERT_EQ(whole_file.exit_code, 0) << whole_file.err;
   EXPECT_TRUE(first_output["zst"] == ReadAll(dir.File("real.u32")));
   EXPECT_TRUE(first_output["stdin"] == ReadAll(dir.File("real.u32")));
+  // A byte order mark before the first record is passed over (RFC 8259 allows it), not refused.
+  EXPECT_TRUE(first_output["jsonl bom"] == first_output["jsonl"]);
   // JSON records: each text field is a document (here the line, its '\n' included).
   const std::string jsonl_out = dir.Write("jsonl.npy", first_output["jsonl"]);
   CliResult dec = RunCli({"decode", "--tokenizer", kCl100k, "--input-format", "npy", jsonl_out});
@@ -838,6 +842,26 @@ TEST(EncodeCorpusCli, InspectShowsTheCountAndTheFirstDocuments) {
   EXPECT_EQ(foreign.exit_code, 1);
   EXPECT_THAT(foreign.err, HasSubstr("covers " + std::to_string(tokens) + " tokens"));
   EXPECT_THAT(foreign.err, HasSubstr("is it this file's index?"));
+  // Ids beyond the tokenizer's: an error on stderr naming the first such token (the counts
+  // already printed stay on stdout); u16 ids read as u32 get the hint.
+  const std::string wide = dir.File("wide.u32");
+  const std::string chinese = dir.Write("zh.txt", "the \xe4\xb8\xad\xe6\x96\x87 words\n");
+  ASSERT_EQ(Encode(kO200k, {"--output", wide, chinese}).exit_code, 0);
+  std::vector<uint32_t> wide_ids = ReadWords(wide, 4);
+  const size_t first_beyond = std::find_if(wide_ids.begin(), wide_ids.end(), [](uint32_t id) { return id >= 50257; }) -
+                              wide_ids.begin();
+  ASSERT_LT(first_beyond, wide_ids.size());
+  CliResult beyond = RunCli({"inspect", wide, "--tokenizer", kGpt2});
+  EXPECT_EQ(beyond.exit_code, 1);
+  EXPECT_THAT(beyond.out, HasSubstr("tokens: " + std::to_string(wide_ids.size()) + "\n"));
+  EXPECT_THAT(beyond.err, HasSubstr("tokenmill inspect: error: " + wide + ": token " + std::to_string(first_beyond + 1) +
+                                    " is id " + std::to_string(wide_ids[first_beyond]) +
+                                    ", beyond this tokenizer's 50257 ids: was the file written with another vocabulary?"));
+  // u16 ids 464 717 ("The first" in gpt2), named .u32: one id, 717 << 16 | 464.
+  const std::string misnamed = dir.Write("pairs.u32", std::string("\xd0\x01\xcd\x02", 4));
+  CliResult pairs = RunCli({"inspect", misnamed, "--tokenizer", kGpt2});
+  EXPECT_EQ(pairs.exit_code, 1);
+  EXPECT_THAT(pairs.err, HasSubstr("(read as u32: is it a file of u16 ids? then give --input-format u16)\n"));
 }
 
 // ---- 10. Errors a user can cause ---------------------------------------------------------
@@ -858,6 +882,11 @@ TEST(EncodeCorpusCli, UserErrors) {
   EXPECT_EQ(by_id.exit_code, 0) << by_id.err;
   EXPECT_EQ(by_id.out, by_name.out);
   EXPECT_EQ(Encode(kCl100k, {"--eot", "200000", input}).exit_code, 2);
+  // A folder that exists but makes no files (/proc; root may write in it) is not called missing.
+  CliResult proc = Encode(kCl100k, {"--output", "/proc/version", "--output-format", "u32", input});
+  EXPECT_NE(proc.exit_code, 0);
+  EXPECT_THAT(proc.err, HasSubstr("'/proc"));
+  EXPECT_THAT(proc.err, ::testing::Not(HasSubstr("does not exist")));
   // xz data is refused, as a file and on stdin, not encoded as text; stdin twice is refused.
   const std::string xz = dir.Write("data.xz", std::string("\xFD" "7zXZ\0\0\x04", 8) + "rest");
   for (const auto& [args, stdin_text] :

@@ -4,7 +4,9 @@
 // documents handed over (TrainingRun::Start with a DocumentSource).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <tbb/info.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -251,6 +253,19 @@ TrainingRunOptions BrownOptions(const std::string& output, Algorithm algorithm) 
 
 // The lines of brown handed over train the tokenizer.json the file trains, byte for byte (BPE
 // and Unigram); the counts are checkpointed after counting, with no corpus file.
+// `threads` far beyond the cores is capped for the whole run (corpus reading and trainer), as
+// for counting and encoding: 100,000 threads on 2 cores were a thread, a stack and a shard each.
+TEST(TrainingRun, ThreadsFarBeyondTheCoresAreCapped) {
+  const int cap = std::max(64, 8 * tbb::info::default_concurrency());
+  for (const auto& [asked, expected] : std::vector<std::pair<int, int>>{{0, 0}, {3, 3}, {cap, cap}, {100000, cap}}) {
+    TrainingRunOptions options;
+    options.corpus.threads = asked;
+    options.Harmonize();
+    EXPECT_EQ(options.corpus.threads, expected) << asked;
+    EXPECT_EQ(options.trainer.threads, expected) << asked;
+  }
+}
+
 TEST(TrainingRun, DocumentsHandedOverTrainWhatTheirFileTrains) {
   for (Algorithm algorithm : {Algorithm::kBpe, Algorithm::kUnigram}) {
     SCOPED_TRACE(std::string(AlgorithmName(algorithm)));

@@ -38,6 +38,15 @@
 #include "tokens/token_file.h"
 
 namespace tokenmill::cli {
+
+// The other way round from LooksLikeU32ReadAsU16: u16 ids read as u32 give ids of two u16 ids
+// each, which are no token; when the first such id is made of two ids below the bound, the
+// hint says so.
+std::string U16ReadAsU32Hint(TokenId id, size_t id_bound) {
+  if (id < (TokenId{1} << 16) || (id & 0xFFFF) >= id_bound || (id >> 16) >= id_bound) return "";
+  return " (read as u32: is it a file of u16 ids? then give --input-format u16)";
+}
+
 namespace {
 
 struct EncodeCommandOptions {
@@ -198,12 +207,6 @@ size_t OpenUtf8Tail(std::string_view text) {
   return 0;
 }
 
-// The other way round: u16 ids read as u32 give ids of two u16 ids each, which are no token; when
-// the first such id is made of two ids below the bound, the hint says so.
-std::string U16ReadAsU32Hint(TokenId id, size_t id_bound) {
-  if (id < (TokenId{1} << 16) || (id & 0xFFFF) >= id_bound || (id >> 16) >= id_bound) return "";
-  return " (read as u32: is it a file of u16 ids? then give --input-format u16)";
-}
 
 // --stats: what users look at to judge a tokenizer on their data.
 void PrintStats(const Model& model, const EncodeCorpusResult& r) {

@@ -406,8 +406,12 @@ int PrintTokenFile(const std::string& path, const InspectCommandOptions& options
   }
   const size_t vocab = (*encoder)->model().token_bytes().size();
   if (count > 0 && max_id >= vocab) {
-    std::printf("note: id %u is beyond this tokenizer's %zu ids: written with another vocabulary?\n",
-                max_id, vocab);
+    size_t first = 0;
+    while (id_at(first) < vocab) ++first;
+    PrintError("inspect", StrCat(path, ": token ", first + 1, " is id ", id_at(first),
+                                 ", beyond this tokenizer's ", vocab, " ids: was the file written with "
+                                 "another vocabulary?",
+                                 *format == TokenFileFormat::kU32 ? U16ReadAsU32Hint(id_at(first), vocab) : ""));
     return kExitFailure;
   }
   // No index: the documents' ends are unknown, so the first ids are shown as such.

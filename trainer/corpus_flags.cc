@@ -44,7 +44,8 @@ void AddReadingFlags(FlagSet& flags, CountCorpusOptions* options) {
                   "how to read inputs: by extension (auto), all as text, or all as JSON lines");
   flags.AddStrings("include", &options->include,
                    "read only files in input folders whose name (or path below the folder, if "
-                   "the glob has a /) matches this glob, e.g. '*.txt'");
+                   "the glob has a /) matches this glob, e.g. '*.txt' or 'docs/**/*.md' (** is "
+                   "any number of folders)");
   flags.AddStrings("exclude", &options->exclude,
                    "skip files in input folders matching this glob (hidden files and folders, "
                    "such as .git, are skipped in folders unless named, or matched by an "

@@ -81,10 +81,15 @@ std::string ParentDir(const std::string& path) {
   return parent.empty() ? std::string(".") : parent.string();
 }
 
-// Why the temporary file beside `path` could not be made (mkstemp failed with `err`).
+// Why the temporary file beside `path` could not be made (mkstemp failed with `err`). ENOENT
+// also comes from a folder that exists but makes no files (/proc).
 absl::Status TemporaryFileError(const std::string& path, int err) {
-  if (err == ENOENT) return ErrnoError("output folder does not exist:", ParentDir(path), err);
-  return ErrnoError("cannot create a temporary file beside", path, err);
+  const std::string dir = ParentDir(path);
+  struct stat st;
+  if (err == ENOENT && ::stat(dir.c_str(), &st) != 0) {
+    return ErrnoError("output folder does not exist:", dir, err);
+  }
+  return ErrnoError(StrCat("cannot create a temporary file in '", dir, "' for"), path, err);
 }
 
 }  // namespace

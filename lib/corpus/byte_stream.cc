@@ -242,6 +242,7 @@ class GzipStream : public DecodingStream {
         int rc = inflate(&z_, Z_NO_FLUSH);
         if (rc == Z_STREAM_END) {
           member_open_ = false;
+          member_ended_ = true;
         } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
           pending_ = absl::DataLossError(StrCat("'", source_->path(), "' holds corrupt gzip data near compressed byte ",
                                                 disk_bytes(), " (", produced_ + (start_out - z_.avail_out),
@@ -252,6 +253,13 @@ class GzipStream : public DecodingStream {
         if (z_.avail_out != start_out) break;
         if (z_.avail_in != 0) continue;
       } else if (z_.avail_in != 0) {
+        // Zero bytes after a member are padding (a tape's or a block device's), which gzip -d
+        // and Python's gzip module pass over too.
+        while (member_ended_ && z_.avail_in != 0 && *z_.next_in == 0) {
+          ++z_.next_in;
+          --z_.avail_in;
+        }
+        if (z_.avail_in == 0) continue;  // (reads on: what follows the zeros decides)
         // A new member starts (gzip files may be concatenations of members).
         if (inflateReset(&z_) != Z_OK) {
           pending_ = absl::InternalError("zlib reset failed");
@@ -277,6 +285,7 @@ class GzipStream : public DecodingStream {
   int init_rc_;
   size_t in_size_ = 0;
   bool member_open_ = false;
+  bool member_ended_ = false;  // a member has ended: zeros may follow
 };
 
 }  // namespace

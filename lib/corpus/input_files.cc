@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <span>
 #include <system_error>
 
 #include "absl/strings/str_join.h"
@@ -37,12 +38,45 @@ bool HasGlobCharacters(std::string_view s) {
   return s.find_first_of("*?[") != std::string_view::npos;
 }
 
+// Whether the path components `path` match the glob's components `glob`, a `**` component
+// matching zero or more components (as bash's globstar and Python's glob(recursive=True)).
+bool MatchComponents(std::span<const std::string> glob, std::span<const std::string> path) {
+  if (glob.empty()) return path.empty();
+  if (glob[0] == "**") {
+    for (size_t skip = 0; skip <= path.size(); ++skip) {
+      if (MatchComponents(glob.subspan(1), path.subspan(skip))) return true;
+    }
+    return false;
+  }
+  return !path.empty() && ::fnmatch(glob[0].c_str(), path[0].c_str(), 0) == 0 &&
+         MatchComponents(glob.subspan(1), path.subspan(1));
+}
+
+std::vector<std::string> Components(std::string_view path) {
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    const size_t slash = path.find('/', start);
+    parts.emplace_back(path.substr(start, slash - start));
+    if (slash == std::string_view::npos) return parts;
+    start = slash + 1;
+  }
+}
+
+// Whether `relative` (a path below a folder) matches `glob`, component by component.
+bool MatchesPath(std::string_view glob, std::string_view relative) {
+  return MatchComponents(Components(glob), Components(relative));
+}
+
+bool HasDoubleStar(std::string_view glob) {
+  const std::vector<std::string> parts = Components(glob);
+  return std::find(parts.begin(), parts.end(), "**") != parts.end();
+}
+
 bool MatchesAny(const std::vector<std::string>& globs, const std::string& name,
                 const std::string& relative) {
   for (const std::string& g : globs) {
     // A glob with a '/' matches the path below the folder; otherwise the file name.
-    const std::string& subject = g.find('/') != std::string::npos ? relative : name;
-    if (::fnmatch(g.c_str(), subject.c_str(), g.find('/') != std::string::npos ? FNM_PATHNAME : 0) == 0) {
+    if (g.find('/') != std::string::npos ? MatchesPath(g, relative) : ::fnmatch(g.c_str(), name.c_str(), 0) == 0) {
       return true;
     }
   }
@@ -112,8 +146,11 @@ absl::StatusOr<InputFile> DescribeFile(const std::string& path, const InputSelec
   return file;
 }
 
+// The files of `folder` and its subfolders, hidden ones left out, in path order. With `below`
+// (a glob of the path below the folder, `**` among its components), only the files it
+// matches, and a hidden file only where its component of `below` starts with a '.'.
 absl::Status AddFolder(const std::string& folder, const InputSelection& selection,
-                       std::vector<InputFile>& out) {
+                       std::vector<InputFile>& out, std::string_view below = "") {
   namespace fs = std::filesystem;
   std::vector<std::string> found;
   std::error_code ec;
@@ -134,16 +171,20 @@ absl::Status AddFolder(const std::string& folder, const InputSelection& selectio
     const bool is_folder = it->is_directory(type_ec);
     const std::string name = entry.filename().string();
     const std::string relative = entry.lexically_relative(folder).string();
-    if (name.starts_with('.') && !(!is_folder && MatchesAny(dot_includes, name, relative))) {
+    const bool dot_glob_matches = !below.empty() && !is_folder && below.substr(below.rfind('/') + 1).starts_with('.') &&
+                                  MatchesPath(below, relative);
+    if (name.starts_with('.') && !(!is_folder && MatchesAny(dot_includes, name, relative)) && !dot_glob_matches) {
       // Hidden files and folders (.git, .DS_Store, an editor's swap file) are left out, as a
       // glob's `*` leaves them out: a .git's packed objects are no corpus. Named as an input,
       // or (a file) matched by an `include` glob that starts with a '.', one is read.
       ++hidden;
       if (is_folder) it.disable_recursion_pending();
     } else if (it->is_regular_file(type_ec)) {
-      if ((selection.include.empty() || MatchesAny(selection.include, name, relative)) &&
+      if ((below.empty() || MatchesPath(below, relative)) &&
+          (selection.include.empty() || MatchesAny(selection.include, name, relative)) &&
           !MatchesAny(selection.exclude, name, relative)) {
-        found.push_back(entry.string());
+        // (A glob starting with `**` walks "."; its files are named as the shell names them.)
+        found.push_back(folder == "." && !below.empty() ? relative : entry.string());
       }
     } else if (is_folder && MatchesAny(selection.exclude, name, relative)) {
       it.disable_recursion_pending();  // an excluded folder is not walked (nor need it be readable)
@@ -168,6 +209,11 @@ absl::Status AddFolder(const std::string& folder, const InputSelection& selectio
     if (hidden > 0) {
       StrAppend(&filters, " (", hidden, " hidden file", hidden == 1 ? "" : "s", " or folder",
                 hidden == 1 ? "" : "s", " left out: name one to read it)");
+    }
+    if (!below.empty()) {
+      const std::string glob = folder == "." ? std::string(below) : StrCat(folder, "/", below);
+      return MentioningOptions(absl::NotFoundError(StrCat("no files match '", glob, "'", filters)),
+                               {"include", "exclude"});
     }
     return MentioningOptions(absl::NotFoundError(StrCat("folder '", folder, "' holds no files", filters)),
                              {"include", "exclude"});
@@ -213,6 +259,51 @@ absl::Status CheckStreamsGivenOnce(const std::vector<InputFile>& inputs) {
                                                ", which can be read once: give it once"));
     }
     seen.push_back({id, &input});
+  }
+  return absl::OkStatus();
+}
+
+// A glob with a `**` component: the folders its components before the first `**` name (a
+// glob too; "." when it starts with `**`), each walked for the files the rest matches.
+absl::Status AddRecursiveGlob(const std::string& glob, const InputSelection& selection,
+                              std::vector<InputFile>& out) {
+  const std::vector<std::string> parts = Components(glob);
+  const size_t star = std::find(parts.begin(), parts.end(), "**") - parts.begin();
+  std::string base = absl::StrJoin(parts.begin(), parts.begin() + star, "/");
+  if (base.empty()) base.assign(1, star == 0 ? '.' : '/');  // "**/x", or "/**/x"
+  const std::string below = absl::StrJoin(parts.begin() + star, parts.end(), "/");
+  std::vector<std::string> folders;
+  if (HasGlobCharacters(base)) {
+    glob_t matches;
+    if (::glob(base.c_str(), GLOB_ONLYDIR, nullptr, &matches) == 0) {
+      for (size_t i = 0; i < matches.gl_pathc; ++i) {
+        const std::string_view path = matches.gl_pathv[i];
+        const std::string_view last = path.substr(path.rfind('/') + 1);
+        struct stat st;  // (GLOB_ONLYDIR may also give files)
+        if (last != "." && last != ".." && ::stat(matches.gl_pathv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+          folders.emplace_back(path);
+        }
+      }
+    }
+    ::globfree(&matches);
+  } else {
+    struct stat st;
+    if (::stat(base.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) folders.push_back(base);
+  }
+  if (folders.empty()) return absl::NotFoundError(StrCat("no files match '", glob, "'"));
+  // Folders where nothing matches are passed over, as a glob passes them over, unless all are.
+  absl::Status none;
+  const size_t before = out.size();
+  for (const std::string& folder : folders) {
+    absl::Status added = AddFolder(folder, selection, out, below);
+    if (absl::IsNotFound(added)) {
+      none = added;
+    } else if (!added.ok()) {
+      return added;
+    }
+  }
+  if (out.size() == before) {
+    return folders.size() == 1 ? none : absl::NotFoundError(StrCat("no files match '", glob, "'"));
   }
   return absl::OkStatus();
 }
@@ -300,6 +391,10 @@ absl::StatusOr<std::vector<InputFile>> ResolveInputs(const std::vector<std::stri
       continue;
     }
     struct stat st;
+    if (::stat(argument.c_str(), &st) != 0 && HasDoubleStar(argument)) {
+      TM_RETURN_IF_ERROR(AddRecursiveGlob(argument, selection, out));
+      continue;
+    }
     if (::stat(argument.c_str(), &st) != 0 && HasGlobCharacters(argument)) {
       glob_t matches;
       int rc = ::glob(argument.c_str(), 0, nullptr, &matches);

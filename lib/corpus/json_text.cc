@@ -18,6 +18,9 @@ JsonTextExtractor::~JsonTextExtractor() = default;
 
 bool JsonTextExtractor::Extract(std::string_view record, std::string_view* text, Problem* problem,
                                 std::string* detail) {
+  // A UTF-8 byte order mark before a record (a file saved by Windows tools starts with one) is
+  // passed over, as RFC 8259 (8.1) allows a parser to; it is no part of the text.
+  if (record.starts_with("\xEF\xBB\xBF")) record.remove_prefix(3);
   simdjson::dom::element root;
   auto error = parser_->parser.parse(record.data(), record.size(), false).get(root);
   if (error) {

@@ -5,6 +5,7 @@
 #include "common/option_error.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
+#include "count/count_corpus.h"
 #include "model/wordpiece/wordpiece_files.h"
 #include "pretokenize/presets.h"
 
@@ -34,6 +35,9 @@ std::span<const OptionField<TrainingRunOptions>> TrainingRunOptions::Fields() {
 void TrainingRunOptions::Harmonize() {
   trainer.pretokenizer = corpus.pretokenizer;
   trainer.special_tokens = corpus.special_tokens;
+  // Far more threads than cores only cost (a thread, a stack and a shard each): capped as the
+  // corpus reader caps them for counting and encoding.
+  if (corpus.threads > 0) corpus.threads = ThreadCount(corpus.threads);
   trainer.threads = corpus.threads;
 }
 

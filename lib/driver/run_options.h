@@ -35,7 +35,8 @@ struct TrainingRunOptions {
   // Also checkpoint when this many seconds have passed since the last one (0: never).
   double checkpoint_interval = 0;
 
-  // The trainer's copies of the corpus's pretokenizer, special_tokens and threads.
+  // The trainer's copies of the corpus's pretokenizer, special_tokens and threads (the threads
+  // capped first, as ThreadCount caps them).
   void Harmonize();
   // The checkpoint path these options give ("" when checkpoints are off).
   std::string CheckpointPath() const;

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/huge_pages.h"
+#include "common/option_error.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "model/wordpiece/wordpiece_model.h"
@@ -114,9 +115,11 @@ absl::Status Encoder::SplitSpecials(std::string_view text, SpecialPolicy policy,
   specials_->Split(text, [&](std::string_view segment, int special_index) {
     if (!status.ok()) return;
     if (special_index >= 0 && policy == SpecialPolicy::kDisallow) {
-      status = absl::InvalidArgumentError(StrCat(
-          "the text contains the special token '", segment, "' at byte ", offset,
-          "; allow special tokens or encode them as text"));
+      status = MentioningOptions(
+          absl::InvalidArgumentError(StrCat("the text contains the special token '", segment, "' at byte ",
+                                            offset, ", which `specials` refuses: allow special tokens or "
+                                            "encode them as text")),
+          {"specials"});
       return;
     }
     on_segment(segment, special_index);

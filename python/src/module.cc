@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/option_error.h"
@@ -41,7 +42,15 @@ PyObject* g_error = nullptr;  // tokenmill.Error
 // A library error as the Python exception its kind calls for, carrying the library's message
 // (option names in it are in backquotes, and they are the keyword arguments' names).
 [[noreturn]] void Raise(const absl::Status& status) {
-  const std::string message(status.message());
+  std::string message(status.message());
+  // Where a keyword argument is not named as the library's option is.
+  constexpr std::pair<std::string_view, std::string_view> kRenamed[] = {{"`specials`", "`allowed_special`"}};
+  for (const auto& [library, keyword] : kRenamed) {
+    for (size_t at = message.find(library); at != std::string::npos; at = message.find(library, at)) {
+      message.replace(at, library.size(), keyword);
+      at += keyword.size();
+    }
+  }
   PyObject* type = g_error;
   if (IsOptionError(status)) {
     type = PyExc_ValueError;

@@ -72,7 +72,7 @@ def test_cl100k_encodes_hello_as_openai_does(vocab_dir):
     assert tok.decode(tok.encode("héllo wörld <|endoftext|>")) == "héllo wörld <|endoftext|>"
     assert tok.encode("<|endoftext|>") == [100257]
     assert tok.encode("<|endoftext|>", allowed_special="none") != [100257]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="which `allowed_special` refuses"):
         tok.encode("<|endoftext|>", allowed_special="raise")
 
 
