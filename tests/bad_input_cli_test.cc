@@ -359,7 +359,8 @@ TEST(BadInputCli, TruncatedOrCorruptCompressionNamesFileOffsetAndBytesDecompress
     const std::string bad = g + std::string("\x1f\x8b\x09\x00\x00\x00\x00\x00\x00\x03", 10) + "xyz";
     cases.push_back({"corrupt.txt.gz", bad, "holds corrupt gzip data near compressed byte",
                      g.size(), g.size() + 10, a.size() + b.size()});
-    // Zero padding after a member is passed over (as gzip -d does), but not what follows it.
+    // Zero padding after a member is passed over (as Python's gzip module does), but not what
+    // follows it.
     const std::string padded = g + std::string(100, '\0') + bad.substr(g.size());
     cases.push_back({"padded_corrupt.txt.gz", padded, "holds corrupt gzip data near compressed byte",
                      g.size() + 100, g.size() + 110, a.size() + b.size()});

@@ -316,8 +316,9 @@ TEST(InputFiles, HiddenFilesAndFoldersInAFolderAreLeftOut) {
 }
 
 // A `**` component matches zero or more folders (bash's globstar, Python's glob with
-// recursive=True), in input arguments and in `include`/`exclude` globs; hidden files and
-// folders are left out unless the glob's own component starts with a '.'.
+// recursive=True), in input arguments and in `include`/`exclude` globs. In an argument, neither
+// `**` nor `*` matches a hidden name, which a component starting with '.' matches; a folder it
+// names is read whole.
 TEST(InputFiles, DoubleStarMatchesAnyDepth) {
   testing::TempDir dir;
   const std::string folder = dir.path() + "/corpus";
@@ -325,7 +326,7 @@ TEST(InputFiles, DoubleStarMatchesAnyDepth) {
     std::filesystem::create_directories(dir.path() + "/" + sub);
   }
   for (const char* name : {"corpus/a.txt", "corpus/x.md", "corpus/docs/b.txt", "corpus/docs/deep/c.txt",
-                           "corpus/.git/d.txt", "corpus/docs/.e.txt", "other/f.txt"}) {
+                           "corpus/.git/d.txt", "corpus/docs/.e.txt", "other/f.txt", "other/-"}) {
     dir.Write(name, "text\n");
   }
   auto paths_of = [](const std::vector<std::string>& arguments, const InputSelection& selection) {
@@ -337,28 +338,39 @@ TEST(InputFiles, DoubleStarMatchesAnyDepth) {
     }
     return paths;
   };
+  using Paths = std::vector<std::string>;
   const std::string a = folder + "/a.txt", b = folder + "/docs/b.txt", c = folder + "/docs/deep/c.txt";
-  EXPECT_EQ(paths_of({folder + "/**/*.txt"}, {}), (std::vector<std::string>{a, b, c}));
-  EXPECT_EQ(paths_of({folder + "/**"}, {}), (std::vector<std::string>{a, b, c, folder + "/x.md"}));
-  EXPECT_EQ(paths_of({folder + "/docs/**/c.txt"}, {}), (std::vector<std::string>{c}));
-  EXPECT_EQ(paths_of({folder + "/**/deep/*"}, {}), (std::vector<std::string>{c}));
-  EXPECT_EQ(paths_of({folder + "/**/.*.txt"}, {}), (std::vector<std::string>{folder + "/docs/.e.txt"}));
+  const std::string x = folder + "/x.md";
+  EXPECT_EQ(paths_of({folder + "/**/*.txt"}, {}), (Paths{a, b, c}));
+  EXPECT_EQ(paths_of({folder + "/**"}, {}), (Paths{a, b, c, x}));
+  EXPECT_EQ(paths_of({folder + "/**/"}, {}), (Paths{a, b, c, x}));
+  EXPECT_EQ(paths_of({folder + "/docs/**/c.txt"}, {}), (Paths{c}));
+  EXPECT_EQ(paths_of({folder + "/**/deep/*"}, {}), (Paths{c}));
+  EXPECT_EQ(paths_of({folder + "/**/**/c.txt"}, {}), (Paths{c}));
+  EXPECT_EQ(paths_of({folder + "/**//*.txt"}, {}), (Paths{a, b, c}));
+  EXPECT_EQ(paths_of({folder + "/**/deep"}, {}), (Paths{c}));  // a folder named: read whole
+  EXPECT_EQ(paths_of({folder + "/**/.*.txt"}, {}), (Paths{folder + "/docs/.e.txt"}));
+  EXPECT_EQ(paths_of({folder + "/**/.git/*.txt"}, {}), (Paths{folder + "/.git/d.txt"}));
   // The part before `**` may be a glob; a folder it names where nothing matches is passed over.
-  EXPECT_EQ(paths_of({dir.path() + "/*/**/*.txt"}, {}),
-            (std::vector<std::string>{a, b, c, dir.path() + "/other/f.txt"}));
+  EXPECT_EQ(paths_of({dir.path() + "/*/**/*.txt"}, {}), (Paths{a, b, c, dir.path() + "/other/f.txt"}));
+  // A file named "-" that a glob finds is that file, not stdin.
+  EXPECT_EQ(paths_of({dir.path() + "/other/**/-"}, {}), (Paths{dir.path() + "/other/-"}));
+  std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path() + "/other");
+  EXPECT_EQ(paths_of({"*"}, {}), (Paths{"./-", "f.txt"}));
+  // Relative to the working folder.
+  std::filesystem::current_path(folder);
+  EXPECT_EQ(paths_of({"**/*.txt"}, {}), (Paths{"./a.txt", "./docs/b.txt", "./docs/deep/c.txt"}));
+  std::filesystem::current_path(cwd);
   // `include` and `exclude` globs with `**`, on a folder's walk and on a `**` argument.
   InputSelection deep;
   deep.include = {"docs/**/*.txt"};
-  EXPECT_EQ(paths_of({folder}, deep), (std::vector<std::string>{b, c}));
+  EXPECT_EQ(paths_of({folder}, deep), (Paths{b, c}));
   InputSelection not_deep;
   not_deep.exclude = {"**/deep/**"};
-  EXPECT_EQ(paths_of({folder + "/**/*.txt"}, not_deep), (std::vector<std::string>{a, b}));
-  // Relative to the working folder, named as the shell would name them.
-  const std::filesystem::path cwd = std::filesystem::current_path();
-  std::filesystem::current_path(folder);
-  EXPECT_EQ(paths_of({"**/*.txt"}, {}), (std::vector<std::string>{"a.txt", "docs/b.txt", "docs/deep/c.txt"}));
-  std::filesystem::current_path(cwd);
-  for (const std::string& glob : {folder + "/**/*.nothing", dir.path() + "/empty/**", dir.path() + "/none/**/*.txt"}) {
+  EXPECT_EQ(paths_of({folder + "/**/*.txt"}, not_deep), (Paths{a, b}));
+  for (const std::string& glob : {folder + "/**/*.nothing", dir.path() + "/empty/**", dir.path() + "/none/**/*.txt",
+                                  dir.path() + "/*/**/*.nothing"}) {
     auto none = ResolveInputs({glob}, InputSelection{});
     ASSERT_FALSE(none.ok()) << glob;
     EXPECT_TRUE(absl::IsNotFound(none.status())) << none.status();

@@ -149,7 +149,7 @@ TEST(CountCorpus, PlainZstdGzipSplitFolderAndGlobAgree) {
   half2 = half1.substr(cut) + half2;
   half1 = half1.substr(0, cut);
   std::string gz2 = dir.Write("members.txt.gz", Gzip(half1) + Gzip(half2));
-  // Zero bytes after a member are padding (gzip -d and Python's gzip module pass over them).
+  // Zero bytes after a member are padding, passed over as Python's gzip module does.
   std::string gz_padded = dir.Write("padded.txt.gz", Gzip(half1) + std::string(700, '\0') + Gzip(half2) +
                                                          std::string(5000, '\0'));
   std::string zst2 = dir.Write("frames.txt.zst", Zstd(half1) + Zstd(half2));

@@ -251,8 +251,6 @@ TrainingRunOptions BrownOptions(const std::string& output, Algorithm algorithm) 
   return options;
 }
 
-// The lines of brown handed over train the tokenizer.json the file trains, byte for byte (BPE
-// and Unigram); the counts are checkpointed after counting, with no corpus file.
 // `threads` far beyond the cores is capped for the whole run (corpus reading and trainer), as
 // for counting and encoding: 100,000 threads on 2 cores were a thread, a stack and a shard each.
 TEST(TrainingRun, ThreadsFarBeyondTheCoresAreCapped) {
@@ -266,6 +264,8 @@ TEST(TrainingRun, ThreadsFarBeyondTheCoresAreCapped) {
   }
 }
 
+// The lines of brown handed over train the tokenizer.json the file trains, byte for byte (BPE
+// and Unigram); the counts are checkpointed after counting, with no corpus file.
 TEST(TrainingRun, DocumentsHandedOverTrainWhatTheirFileTrains) {
   for (Algorithm algorithm : {Algorithm::kBpe, Algorithm::kUnigram}) {
     SCOPED_TRACE(std::string(AlgorithmName(algorithm)));

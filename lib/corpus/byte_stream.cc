@@ -253,8 +253,9 @@ class GzipStream : public DecodingStream {
         if (z_.avail_out != start_out) break;
         if (z_.avail_in != 0) continue;
       } else if (z_.avail_in != 0) {
-        // Zero bytes after a member are padding (a tape's or a block device's), which gzip -d
-        // and Python's gzip module pass over too.
+        // Zero bytes after a member are padding (a tape's or a block device's): passed over, as
+        // Python's gzip module does (gzip -d does so at the end of a file, and stops at a member
+        // after zeros with "trailing garbage ignored").
         while (member_ended_ && z_.avail_in != 0 && *z_.next_in == 0) {
           ++z_.next_in;
           --z_.avail_in;

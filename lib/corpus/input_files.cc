@@ -38,20 +38,6 @@ bool HasGlobCharacters(std::string_view s) {
   return s.find_first_of("*?[") != std::string_view::npos;
 }
 
-// Whether the path components `path` match the glob's components `glob`, a `**` component
-// matching zero or more components (as bash's globstar and Python's glob(recursive=True)).
-bool MatchComponents(std::span<const std::string> glob, std::span<const std::string> path) {
-  if (glob.empty()) return path.empty();
-  if (glob[0] == "**") {
-    for (size_t skip = 0; skip <= path.size(); ++skip) {
-      if (MatchComponents(glob.subspan(1), path.subspan(skip))) return true;
-    }
-    return false;
-  }
-  return !path.empty() && ::fnmatch(glob[0].c_str(), path[0].c_str(), 0) == 0 &&
-         MatchComponents(glob.subspan(1), path.subspan(1));
-}
-
 std::vector<std::string> Components(std::string_view path) {
   std::vector<std::string> parts;
   for (size_t start = 0;;) {
@@ -62,15 +48,68 @@ std::vector<std::string> Components(std::string_view path) {
   }
 }
 
+// Whether the path components `path` match the glob's components `glob`, a `**` component
+// matching zero or more components. With `explicit_dots` (a `**` input glob: as bash's globstar
+// and Python's glob(recursive=True) match), neither `**` nor a `*` matches a hidden name (one
+// starting with '.'); only a component that starts with '.' does.
+bool MatchComponents(std::span<const std::string> glob, std::span<const std::string> path,
+                     bool explicit_dots) {
+  if (glob.empty()) return path.empty();
+  if (glob[0] == "**") {
+    for (size_t skip = 0; skip <= path.size(); ++skip) {
+      if (MatchComponents(glob.subspan(1), path.subspan(skip), explicit_dots)) return true;
+      if (skip < path.size() && explicit_dots && path[skip].starts_with('.')) return false;
+    }
+    return false;
+  }
+  return !path.empty() && ::fnmatch(glob[0].c_str(), path[0].c_str(), explicit_dots ? FNM_PERIOD : 0) == 0 &&
+         MatchComponents(glob.subspan(1), path.subspan(1), explicit_dots);
+}
+
+// Whether some path below the folder `path` may match `glob` (with explicit dots): whether the
+// walk goes into it.
+bool MayMatchBelow(std::span<const std::string> glob, std::span<const std::string> path) {
+  if (path.empty()) return true;
+  if (glob.empty()) return false;
+  if (glob[0] == "**") {
+    return MayMatchBelow(glob.subspan(1), path) ||
+           (!path[0].starts_with('.') && MayMatchBelow(glob, path.subspan(1)));
+  }
+  return ::fnmatch(glob[0].c_str(), path[0].c_str(), FNM_PERIOD) == 0 &&
+         MayMatchBelow(glob.subspan(1), path.subspan(1));
+}
+
 // Whether `relative` (a path below a folder) matches `glob`, component by component.
 bool MatchesPath(std::string_view glob, std::string_view relative) {
-  return MatchComponents(Components(glob), Components(relative));
+  return MatchComponents(Components(glob), Components(relative), false);
+}
+
+// A glob's components: empty ones (from "//" or a trailing '/') left out but a first one (an
+// absolute path's), a run of `**` as one.
+std::vector<std::string> GlobComponents(std::string_view glob) {
+  std::vector<std::string> parts;
+  for (std::string& part : Components(glob)) {
+    if (part.empty() && !parts.empty()) continue;
+    if (part == "**" && !parts.empty() && parts.back() == "**") continue;
+    parts.push_back(std::move(part));
+  }
+  return parts;
 }
 
 bool HasDoubleStar(std::string_view glob) {
   const std::vector<std::string> parts = Components(glob);
   return std::find(parts.begin(), parts.end(), "**") != parts.end();
 }
+
+// The part of a `**` input glob below the folder it walks (from its first `**` on), and the
+// glob as given, for messages.
+struct GlobBelow {
+  std::vector<std::string> parts;  // ends with `**`: a folder the glob names is read whole
+  std::string argument;
+};
+
+// A path a glob gave, as an input's path: a file named "-" is not stdin.
+std::string GlobbedPath(std::string_view path) { return path == "-" ? "./-" : std::string(path); }
 
 bool MatchesAny(const std::vector<std::string>& globs, const std::string& name,
                 const std::string& relative) {
@@ -146,11 +185,10 @@ absl::StatusOr<InputFile> DescribeFile(const std::string& path, const InputSelec
   return file;
 }
 
-// The files of `folder` and its subfolders, hidden ones left out, in path order. With `below`
-// (a glob of the path below the folder, `**` among its components), only the files it
-// matches, and a hidden file only where its component of `below` starts with a '.'.
+// The files of `folder` and its subfolders, hidden ones left out, in path order. With `below`,
+// only those it matches (and hidden ones where it names them).
 absl::Status AddFolder(const std::string& folder, const InputSelection& selection,
-                       std::vector<InputFile>& out, std::string_view below = "") {
+                       std::vector<InputFile>& out, const GlobBelow* below = nullptr) {
   namespace fs = std::filesystem;
   std::vector<std::string> found;
   std::error_code ec;
@@ -171,20 +209,28 @@ absl::Status AddFolder(const std::string& folder, const InputSelection& selectio
     const bool is_folder = it->is_directory(type_ec);
     const std::string name = entry.filename().string();
     const std::string relative = entry.lexically_relative(folder).string();
-    const bool dot_glob_matches = !below.empty() && !is_folder && below.substr(below.rfind('/') + 1).starts_with('.') &&
-                                  MatchesPath(below, relative);
-    if (name.starts_with('.') && !(!is_folder && MatchesAny(dot_includes, name, relative)) && !dot_glob_matches) {
+    if (below != nullptr) {
+      // A `**` glob's walk: into the folders it may match below, the files it matches.
+      const std::vector<std::string> path = Components(relative);
+      if (is_folder) {
+        if (!MayMatchBelow(below->parts, path) || MatchesAny(selection.exclude, name, relative)) {
+          it.disable_recursion_pending();
+        }
+      } else if (it->is_regular_file(type_ec) && MatchComponents(below->parts, path, true) &&
+                 (selection.include.empty() || MatchesAny(selection.include, name, relative)) &&
+                 !MatchesAny(selection.exclude, name, relative)) {
+        found.push_back(entry.string());
+      }
+    } else if (name.starts_with('.') && !(!is_folder && MatchesAny(dot_includes, name, relative))) {
       // Hidden files and folders (.git, .DS_Store, an editor's swap file) are left out, as a
       // glob's `*` leaves them out: a .git's packed objects are no corpus. Named as an input,
       // or (a file) matched by an `include` glob that starts with a '.', one is read.
       ++hidden;
       if (is_folder) it.disable_recursion_pending();
     } else if (it->is_regular_file(type_ec)) {
-      if ((below.empty() || MatchesPath(below, relative)) &&
-          (selection.include.empty() || MatchesAny(selection.include, name, relative)) &&
+      if ((selection.include.empty() || MatchesAny(selection.include, name, relative)) &&
           !MatchesAny(selection.exclude, name, relative)) {
-        // (A glob starting with `**` walks "."; its files are named as the shell names them.)
-        found.push_back(folder == "." && !below.empty() ? relative : entry.string());
+        found.push_back(entry.string());
       }
     } else if (is_folder && MatchesAny(selection.exclude, name, relative)) {
       it.disable_recursion_pending();  // an excluded folder is not walked (nor need it be readable)
@@ -210,9 +256,8 @@ absl::Status AddFolder(const std::string& folder, const InputSelection& selectio
       StrAppend(&filters, " (", hidden, " hidden file", hidden == 1 ? "" : "s", " or folder",
                 hidden == 1 ? "" : "s", " left out: name one to read it)");
     }
-    if (!below.empty()) {
-      const std::string glob = folder == "." ? std::string(below) : StrCat(folder, "/", below);
-      return MentioningOptions(absl::NotFoundError(StrCat("no files match '", glob, "'", filters)),
+    if (below != nullptr) {
+      return MentioningOptions(absl::NotFoundError(StrCat("no files match '", below->argument, "'", filters)),
                                {"include", "exclude"});
     }
     return MentioningOptions(absl::NotFoundError(StrCat("folder '", folder, "' holds no files", filters)),
@@ -267,11 +312,12 @@ absl::Status CheckStreamsGivenOnce(const std::vector<InputFile>& inputs) {
 // glob too; "." when it starts with `**`), each walked for the files the rest matches.
 absl::Status AddRecursiveGlob(const std::string& glob, const InputSelection& selection,
                               std::vector<InputFile>& out) {
-  const std::vector<std::string> parts = Components(glob);
-  const size_t star = std::find(parts.begin(), parts.end(), "**") - parts.begin();
-  std::string base = absl::StrJoin(parts.begin(), parts.begin() + star, "/");
-  if (base.empty()) base.assign(1, star == 0 ? '.' : '/');  // "**/x", or "/**/x"
-  const std::string below = absl::StrJoin(parts.begin() + star, parts.end(), "/");
+  const std::vector<std::string> parts = GlobComponents(glob);
+  const auto star = std::find(parts.begin(), parts.end(), "**");
+  std::string base = absl::StrJoin(parts.begin(), star, "/");
+  if (base.empty()) base.assign(1, star == parts.begin() ? '.' : '/');  // "**/x", or "/**/x"
+  GlobBelow below{std::vector<std::string>(star, parts.end()), glob};
+  if (below.parts.back() != "**") below.parts.push_back("**");
   std::vector<std::string> folders;
   if (HasGlobCharacters(base)) {
     glob_t matches;
@@ -295,17 +341,14 @@ absl::Status AddRecursiveGlob(const std::string& glob, const InputSelection& sel
   absl::Status none;
   const size_t before = out.size();
   for (const std::string& folder : folders) {
-    absl::Status added = AddFolder(folder, selection, out, below);
+    absl::Status added = AddFolder(folder, selection, out, &below);
     if (absl::IsNotFound(added)) {
       none = added;
     } else if (!added.ok()) {
       return added;
     }
   }
-  if (out.size() == before) {
-    return folders.size() == 1 ? none : absl::NotFoundError(StrCat("no files match '", glob, "'"));
-  }
-  return absl::OkStatus();
+  return out.size() == before ? none : absl::OkStatus();
 }
 
 absl::Status AddPath(const std::string& path, const InputSelection& selection,
@@ -411,7 +454,7 @@ absl::StatusOr<std::vector<InputFile>> ResolveInputs(const std::vector<std::stri
         // `.*` matches the folder itself and its parent too ("x/." and "x/.."): not inputs.
         const std::string_view path = matches.gl_pathv[i];
         const std::string_view last = path.substr(path.rfind('/') + 1);
-        if (last != "." && last != "..") paths.emplace_back(path);
+        if (last != "." && last != "..") paths.push_back(GlobbedPath(path));
       }
       ::globfree(&matches);
       if (paths.empty()) return absl::NotFoundError(StrCat("no files match '", argument, "'"));

@@ -325,7 +325,8 @@ absl::StatusOr<TrainResult> Run(BpeState& state, WordSource& source) {
 }  // namespace
 
 absl::StatusOr<TrainResult> BpeTrainer::Train(WordSource words, const TrainControl& control) {
-  // More threads than cores are honoured (oversubscribed), not capped with a warning.
+  // More threads than cores are honoured (oversubscribed); a training run has capped them at
+  // ThreadCount's bound (TrainingRunOptions::Harmonize), far above the cores.
   std::optional<tbb::global_control> parallelism;
   if (options_.threads > 0) {
     parallelism.emplace(tbb::global_control::max_allowed_parallelism,
