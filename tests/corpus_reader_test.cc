@@ -362,6 +362,16 @@ TEST(InputFiles, DoubleStarMatchesAnyDepth) {
   std::filesystem::current_path(folder);
   EXPECT_EQ(paths_of({"**/*.txt"}, {}), (Paths{"./a.txt", "./docs/b.txt", "./docs/deep/c.txt"}));
   std::filesystem::current_path(cwd);
+  // A glob ending in '/' or `**` names folders: a file named so is not read.
+  dir.Write("other/y", "text\n");
+  EXPECT_EQ(paths_of({dir.path() + "/other/**/y"}, {}), (Paths{dir.path() + "/other/y"}));
+  EXPECT_FALSE(ResolveInputs({dir.path() + "/other/**/y/"}, InputSelection{}).ok());
+  EXPECT_FALSE(ResolveInputs({dir.path() + "/other/**/y/**"}, InputSelection{}).ok());
+  // An `include` glob starting with '.' reaches hidden files (not hidden folders), as in a folder.
+  InputSelection dotted;
+  dotted.include = {".*.txt", "*.txt"};
+  EXPECT_EQ(paths_of({folder + "/**"}, dotted), (Paths{a, folder + "/docs/.e.txt", b, c}));
+  EXPECT_EQ(paths_of({folder + "/**"}, dotted), paths_of({folder}, dotted));
   // `include` and `exclude` globs with `**`, on a folder's walk and on a `**` argument.
   InputSelection deep;
   deep.include = {"docs/**/*.txt"};

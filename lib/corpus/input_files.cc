@@ -216,7 +216,11 @@ absl::Status AddFolder(const std::string& folder, const InputSelection& selectio
         if (!MayMatchBelow(below->parts, path) || MatchesAny(selection.exclude, name, relative)) {
           it.disable_recursion_pending();
         }
-      } else if (it->is_regular_file(type_ec) && MatchComponents(below->parts, path, true) &&
+      } else if (it->is_regular_file(type_ec) &&
+                 (MatchComponents(below->parts, path, true) ||
+                  // A hidden file an `include` glob starting with '.' matches, as in a folder.
+                  (name.starts_with('.') && MatchesAny(dot_includes, name, relative) &&
+                   MatchComponents(below->parts, path, false))) &&
                  (selection.include.empty() || MatchesAny(selection.include, name, relative)) &&
                  !MatchesAny(selection.exclude, name, relative)) {
         found.push_back(entry.string());
@@ -317,7 +321,15 @@ absl::Status AddRecursiveGlob(const std::string& glob, const InputSelection& sel
   std::string base = absl::StrJoin(parts.begin(), star, "/");
   if (base.empty()) base.assign(1, star == parts.begin() ? '.' : '/');  // "**/x", or "/**/x"
   GlobBelow below{std::vector<std::string>(star, parts.end()), glob};
-  if (below.parts.back() != "**") below.parts.push_back("**");
+  // What the glob names is read whole: a file, or a folder's files at any depth. A glob ending
+  // in '/' or `**` names folders only: a file matches with one component at least below.
+  const std::string_view last = std::string_view(glob).substr(glob.rfind('/') + 1);
+  if (last == "**") {
+    below.parts.back().resize(1);  // "**" -> "*", and "**" after it: one component or more
+  } else if (last.empty()) {
+    below.parts.push_back("*");
+  }
+  below.parts.push_back("**");
   std::vector<std::string> folders;
   if (HasGlobCharacters(base)) {
     glob_t matches;

@@ -1,11 +1,12 @@
 // Resolving the inputs of a counting run: files, folders (walked recursively, filtered by
-// --include/--exclude globs, hidden entries left out as a glob leaves them out), shell-style
-// globs and "-" (stdin), each with its format
-// recognised from magic bytes (zstd, gzip) and extension (.jsonl/.json/.ndjson, also under
-// .zst/.gz).
+// --include/--exclude globs, hidden entries left out as a glob leaves them out; symbolic links
+// to folders are not followed), shell-style globs (a `**` component: any number of folders, as
+// bash's globstar) and "-" (stdin), each with its format recognised from magic bytes (zstd,
+// gzip) and extension (.jsonl/.json/.ndjson, also under .zst/.gz).
 //
 // Contract: ResolveInputs either returns every input file, in a deterministic order (arguments
-// in order; a folder's files and a glob's matches sorted by path), or fails before any work is
+// in order; a folder's files and a glob's matches sorted by path; a `**` glob's, per folder its
+// part before the `**` matches, those in sorted order), or fails before any work is
 // done with a message naming the argument: a missing or unreadable file, a folder or glob with
 // no matching files, a file whose extension promises compression its bytes do not have, a
 // stream (stdin, a named pipe) given twice, by any names.
