@@ -1233,9 +1233,12 @@ TEST(EncodeCorpusCli, OutputsThatWouldDestroyOrSplitFilesAreRefused) {
   std::filesystem::copy_file(kGpt2, tokenizer);
   std::filesystem::copy_file(testing::TestVocabDir() + "gpt2.json", sidecar);
   for (const std::string& target : {tokenizer, sidecar}) {
-    CliResult r = Encode(tokenizer, {"--output", target, input});
-    EXPECT_EQ(r.exit_code, 2) << r.err;
-    EXPECT_THAT(r.err, HasSubstr("is the tokenizer file"));
+    // The tokenizer named by its ranks file or by its sidecar.
+    for (const std::string& given : {tokenizer, sidecar}) {
+      CliResult r = Encode(given, {"--output", target, input});
+      EXPECT_EQ(r.exit_code, 2) << r.err;
+      EXPECT_THAT(r.err, HasSubstr("is the tokenizer file '" + target + "'"));
+    }
   }
   EXPECT_EQ(ReadAll(tokenizer), ReadAll(kGpt2));
   // A failing index leaves the previous output and index as they were.

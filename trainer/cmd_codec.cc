@@ -30,7 +30,6 @@
 #include "model/encoder.h"
 #include "model/id_text.h"
 #include "model/model_file.h"
-#include "model/tiktoken_file.h"
 #include "model/text_display.h"
 #include "interrupt.h"
 #include "option_flags.h"
@@ -382,18 +381,14 @@ int RunEncode(int argc, char** argv) {
                                 "'): the index would replace the ids"));
     return kExitUsage;
   }
-  // An output or index that is the tokenizer (or a .tiktoken's sidecar) would replace it.
+  // An output or index that is the tokenizer (or a tiktoken's other file) would replace it.
   for (const auto& [flag, path] : {std::pair<const char*, const std::string*>{"output", &corpus.output},
                                    {"index", &corpus.index}}) {
     if (path->empty() || *path == "-") continue;
-    std::vector<std::string> tokenizer_files = {options.tokenizer};
-    if (options.tokenizer.ends_with(".tiktoken")) tokenizer_files.push_back(TiktokenSidecarPath(options.tokenizer));
-    for (const std::string& file : tokenizer_files) {
-      if (CanonicalPath(*path) == CanonicalPath(file)) {
-        PrintError("encode", StrCat("--", flag, " '", *path, "' is the tokenizer file '", file,
-                                    "': writing it would replace the tokenizer"));
-        return kExitUsage;
-      }
+    if (const std::string file = ModelFileReplacedBy(*path, options.tokenizer); !file.empty()) {
+      PrintError("encode", StrCat("--", flag, " '", *path, "' is the tokenizer file '", file,
+                                  "': writing it would replace the tokenizer"));
+      return kExitUsage;
     }
   }
   if (corpus.format != TokenFileFormat::kText && (corpus.output.empty() || corpus.output == "-") &&

@@ -13,7 +13,6 @@
 #include "common/strings.h"
 #include "flags.h"
 #include "model/model_file.h"
-#include "model/tiktoken_file.h"
 
 namespace tokenmill::cli {
 namespace {
@@ -63,12 +62,7 @@ int RunConvert(int argc, char** argv) {
     PrintError("convert", outputs.status());
     return kExitUsage;
   }
-  std::vector<std::string> inputs = {CanonicalPath(in)};
   absl::StatusOr<ModelFormat> format = DetectModelFormat(in);
-  if (format.ok() && *format == ModelFormat::kTiktoken) {
-    inputs.push_back(CanonicalPath(TiktokenSidecarPath(in)));
-    inputs.push_back(CanonicalPath(TiktokenRanksPath(in)));
-  }
   if ((options.lowercase || options.strip_accents) &&
       !(format.ok() && *format == ModelFormat::kVocabTxt)) {
     PrintError("convert", StrCat("--lowercase and --strip-accents describe a vocab.txt input; ", in,
@@ -76,11 +70,9 @@ int RunConvert(int argc, char** argv) {
     return kExitUsage;
   }
   for (const std::string& file : *outputs) {
-    for (const std::string& input : inputs) {
-      if (CanonicalPath(file) == input) {
-        PrintError("convert", StrCat("writing ", out, " would overwrite the input file ", file));
-        return kExitUsage;
-      }
+    if (!ModelFileReplacedBy(file, in).empty()) {
+      PrintError("convert", StrCat("writing ", out, " would overwrite the input file ", file));
+      return kExitUsage;
     }
     if (!options.force && std::filesystem::exists(file)) {
       PrintError("convert", StrCat(file, " already exists (use --force to overwrite it)"));

@@ -13,7 +13,6 @@
 #include <string>
 
 #include "common/huge_pages.h"
-#include "common/status_macros.h"
 #include "common/strings.h"
 
 namespace tokenmill {

@@ -99,6 +99,17 @@ absl::StatusOr<ModelFormat> DetectModelFormat(const std::string& path) {
             "sidecar (no 'pattern' field)"));
 }
 
+std::string ModelFileReplacedBy(const std::string& output, const std::string& model_path) {
+  const std::string target = CanonicalPath(output);
+  if (target == CanonicalPath(model_path)) return model_path;
+  for (const std::string& file : {TiktokenSidecarPath(model_path), TiktokenRanksPath(model_path)}) {
+    if (target != CanonicalPath(file)) continue;
+    absl::StatusOr<ModelFormat> format = DetectModelFormat(model_path);
+    if (format.ok() && *format == ModelFormat::kTiktoken) return file;
+  }
+  return "";
+}
+
 PreTokenizerConfig BertTextSettings() {
   PreTokenizerConfig config("bert");
   ApplyPresetNormalizer(&config);

@@ -27,6 +27,12 @@ std::string_view ModelFormatName(ModelFormat format);
 // Which format `path` holds, from its first bytes. Errors name the file.
 absl::StatusOr<ModelFormat> DetectModelFormat(const std::string& path);
 
+// The file of the model at `model_path` that writing `output` would replace, or "": the path
+// itself or, for a tiktoken model, its ranks file or JSON sidecar (either may be the path
+// given). Compared as canonical paths; the model's format is read only when `output` is its
+// ranks or sidecar path.
+std::string ModelFileReplacedBy(const std::string& output, const std::string& model_path);
+
 // Loads `path` in the format DetectModelFormat() finds. A vocab.txt gets `vocab_txt_text` as
 // its pre-tokenizer and normalizer (the file has none; BERT's by default).
 absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path);
