@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 #include "corpus/batch_reader.h"
@@ -172,6 +174,129 @@ TEST(BatchReader, SmallFilesAreCutIntoMinShards) {
   EXPECT_EQ(batches(size_t{4} << 20, 100), 3u);  // but none under kMinShardBytes
   EXPECT_EQ(batches(kMinShardBytes, 2), 3u);     // already finer than asked: kept
   EXPECT_EQ(batches(kMinShardBytes / 2, 2), 6u);
+}
+
+// In input order (encoding's): while the current input is a stream with two tickets unfilled,
+// the next tickets go ahead to later inputs (streams up to max_open_streams open, then a
+// file's shards), marked `ahead`; a stream's tickets are filled in the order handed out
+// whichever thread gets there first; every byte still lands in exactly one batch.
+TEST(BatchReader, InInputOrderLaterInputsAreReadAheadAndEachStreamInTicketOrder) {
+  testing::TempDir dir;
+  std::vector<std::string> texts, paths;
+  for (int f = 0; f < 4; ++f) {
+    std::string text;
+    for (int i = 0; text.size() < 50000; ++i) {
+      text += "input " + std::to_string(f) + " line " + std::to_string(i) + "\n";
+    }
+    texts.push_back(text);
+    if (f == 3) {
+      paths.push_back(dir.Write("plain.txt", text));
+      continue;
+    }
+    std::string zst(ZSTD_compressBound(text.size()), '\0');
+    zst.resize(ZSTD_compress(zst.data(), zst.size(), text.data(), text.size(), 1));
+    paths.push_back(dir.Write("s" + std::to_string(f) + ".txt.zst", zst));
+  }
+  auto inputs = ResolveInputs(paths, InputSelection{});
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  BatchReaderOptions options;
+  options.shard_bytes = 8192;
+  options.batch_bytes = 4096;
+  options.max_open_streams = 3;  // the current stream and two ahead
+  options.in_input_order = true;
+  BatchReader reader(*inputs, std::vector<CutRule>(4, CutRule(CutKind::kLine)), options);
+  // Tickets, none filled: two for the current stream, two for each stream ahead (two open),
+  // then every shard of the plain file, since no other stream may open; then the current again.
+  const size_t plain_shards = (texts[3].size() + options.shard_bytes - 1) / options.shard_bytes;
+  std::vector<std::tuple<size_t, bool, bool, uint64_t>> want = {
+      {0, true, false, 0}, {0, true, false, 1}, {1, true, true, 0},
+      {1, true, true, 1},  {2, true, true, 0},  {2, true, true, 1}};
+  for (size_t i = 0; i < plain_shards; ++i) want.emplace_back(3, false, true, 0);
+  want.emplace_back(0, true, false, 2);
+  std::vector<BatchReader::Ticket> tickets(want.size());
+  for (BatchReader::Ticket& t : tickets) ASSERT_TRUE(reader.NextTicket(&t));
+  for (size_t i = 0; i < tickets.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(tickets[i].input, std::get<0>(want[i]));
+    EXPECT_EQ(tickets[i].stream, std::get<1>(want[i]));
+    EXPECT_EQ(tickets[i].ahead, std::get<2>(want[i]));
+    if (tickets[i].stream) EXPECT_EQ(tickets[i].seq, std::get<3>(want[i]));
+    if (i > 6 && !tickets[i].stream) EXPECT_EQ(tickets[i].start, tickets[i - 1].end);
+  }
+  // Filled by a thread each, started last ticket first: each stream's batches still follow
+  // its tickets' order.
+  std::vector<Batch> batches(tickets.size());
+  std::vector<absl::Status> statuses(tickets.size());
+  std::vector<std::thread> threads;
+  for (size_t i = tickets.size(); i-- > 0;) {
+    threads.emplace_back([&, i] { statuses[i] = reader.Fill(tickets[i], &batches[i]); });
+  }
+  for (std::thread& t : threads) t.join();
+  std::vector<std::map<uint64_t, std::string>> pieces(4);
+  std::vector<uint64_t> next_offset(4, 0);
+  auto take = [&](const BatchReader::Ticket& t, const Batch& b) {
+    if (b.text().empty()) return;
+    if (t.stream) {
+      EXPECT_EQ(b.offset, next_offset[t.input]) << "input " << t.input << " ticket " << t.seq;
+      next_offset[t.input] = b.offset + b.text().size();
+    }
+    EXPECT_TRUE(pieces[t.input].emplace(b.offset, std::string(b.text())).second);
+  };
+  for (size_t i = 0; i < tickets.size(); ++i) {
+    ASSERT_TRUE(statuses[i].ok()) << statuses[i];
+    take(tickets[i], batches[i]);
+  }
+  // The rest, one at a time: every byte in exactly one batch.
+  BatchReader::Ticket t;
+  Batch b;
+  while (reader.NextTicket(&t)) {
+    absl::Status status = reader.Fill(t, &b);
+    ASSERT_TRUE(status.ok()) << status;
+    take(t, b);
+  }
+  for (size_t f = 0; f < 4; ++f) {
+    std::string joined;
+    for (const auto& [offset, piece] : pieces[f]) {
+      EXPECT_EQ(offset, joined.size());
+      joined += piece;
+    }
+    EXPECT_EQ(joined, texts[f]) << "input " << f;
+  }
+}
+
+// A stream ticket given up (a stopped run) waits for the tickets before it, and ends the stream:
+// later tickets are filled empty.
+TEST(BatchReader, InInputOrderAbandonKeepsTheOrderAndEndsTheStream) {
+  testing::TempDir dir;
+  std::string text;
+  for (int i = 0; text.size() < 40000; ++i) text += "line " + std::to_string(i) + "\n";
+  std::string zst(ZSTD_compressBound(text.size()), '\0');
+  zst.resize(ZSTD_compress(zst.data(), zst.size(), text.data(), text.size(), 1));
+  auto inputs = ResolveInputs({dir.Write("s.txt.zst", zst)}, InputSelection{});
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  BatchReaderOptions options;
+  options.batch_bytes = 4096;
+  options.max_open_streams = 2;
+  options.in_input_order = true;
+  BatchReader reader(*inputs, {CutRule(CutKind::kLine)}, options);
+  BatchReader::Ticket first, second, third;
+  ASSERT_TRUE(reader.NextTicket(&first));
+  ASSERT_TRUE(reader.NextTicket(&second));
+  ASSERT_TRUE(reader.NextTicket(&third));
+  Batch b1, b3;
+  absl::Status s1, s3;
+  std::thread abandon([&] { reader.Abandon(second); });
+  std::thread fill3([&] { s3 = reader.Fill(third, &b3); });
+  s1 = reader.Fill(first, &b1);
+  abandon.join();
+  fill3.join();
+  ASSERT_TRUE(s1.ok()) << s1;
+  ASSERT_TRUE(s3.ok()) << s3;
+  EXPECT_EQ(b1.offset, 0u);
+  EXPECT_FALSE(b1.text().empty());
+  EXPECT_TRUE(b3.text().empty());
+  BatchReader::Ticket more;
+  EXPECT_FALSE(reader.NextTicket(&more));
 }
 
 TEST(InputFiles, FormatsFromMagicAndExtension) {

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -344,6 +345,58 @@ absl::StatusOr<std::unique_ptr<StreamingFile>> StreamingFile::Create(const std::
   file->temporary_slot_ = RegisterTemporary(file->tmp_);
   if (::fchmod(file->fd_, OutputMode(path)) != 0) return ErrnoError("cannot set permissions of", path, errno);
   return file;
+}
+
+absl::StatusOr<std::unique_ptr<ScratchFile>> ScratchFile::Create(const std::string& folder) {
+  std::unique_ptr<ScratchFile> file(new ScratchFile());
+  file->folder_ = folder;
+  file->fd_ = ::open(folder.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (file->fd_ < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+    std::string tmp = (std::filesystem::path(folder) / "tokenmill-scratch.XXXXXX").string();
+    file->fd_ = ::mkstemp(tmp.data());
+    if (file->fd_ >= 0) ::unlink(tmp.c_str());
+  }
+  if (file->fd_ < 0) {
+    return ErrnoError("cannot create a scratch file (inputs read ahead of their turn) in", folder,
+                      errno);
+  }
+  return file;
+}
+
+ScratchFile::~ScratchFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+absl::Status ScratchFile::Append(std::string_view bytes) {
+  const std::string_view pieces[] = {bytes};
+  if (int err = WriteAll(fd_, pieces); err != 0) {
+    return ErrnoError("cannot write a scratch file (inputs read ahead of their turn) in", folder_,
+                      err);
+  }
+  size_ += bytes.size();
+  return absl::OkStatus();
+}
+
+absl::Status ScratchFile::Read(uint64_t offset, size_t n, char* out) const {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::pread(fd_, out + got, n - got, static_cast<off_t>(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      return ErrnoError("cannot read back a scratch file in", folder_, r < 0 ? errno : EIO);
+    }
+    got += static_cast<size_t>(r);
+  }
+  return absl::OkStatus();
+}
+
+std::string ScratchFolderFor(const std::string& output) {
+  struct stat st;
+  if (output != "-" && (::stat(output.c_str(), &st) != 0 || S_ISREG(st.st_mode))) {
+    return ParentDir(output);
+  }
+  const char* tmpdir = std::getenv("TMPDIR");
+  return tmpdir != nullptr && *tmpdir != '\0' ? std::string(tmpdir) : std::string("/tmp");
 }
 
 StreamingFile::~StreamingFile() {

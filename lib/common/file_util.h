@@ -93,6 +93,33 @@ class StreamingFile {
   bool committed_ = false;
 };
 
+// A file without a name, for bytes a run keeps aside for a while (encode's inputs read ahead
+// of their turn): made in `folder` with O_TMPFILE (or, where the file system has none, made and
+// unlinked at once), so nothing is left behind however the process ends, and its space is
+// freed when it is destroyed.
+class ScratchFile {
+ public:
+  static absl::StatusOr<std::unique_ptr<ScratchFile>> Create(const std::string& folder);
+  ~ScratchFile();
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+
+  absl::Status Append(std::string_view bytes);
+  uint64_t size() const { return size_; }
+  // Reads `n` bytes at `offset` (below size()) into `out`.
+  absl::Status Read(uint64_t offset, size_t n, char* out) const;
+
+ private:
+  ScratchFile() = default;
+  std::string folder_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
+// Where a run writing `output` keeps scratch files: the output's folder (its file system is the
+// one the output must fit on), or for stdout and devices $TMPDIR (else /tmp).
+std::string ScratchFolderFor(const std::string& output);
+
 // Unlinks the temporary files being written now (StreamingFile's and WriteFileAtomically's),
 // for a process that must exit at once from a signal handler: async-signal-safe.
 void RemoveTemporariesNow();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 
 #include "common/strings.h"
@@ -13,6 +14,9 @@ namespace tokenmill {
 namespace {
 
 constexpr size_t kExtendStep = size_t{1} << 20;
+// in_input_order: unfilled tickets that keep a stream reading all the time (one thread reads
+// while the next waits its turn); beyond them a thread goes to a later stream (GiveAhead).
+constexpr int kBusyStream = 2;
 
 absl::Status ReadErrnoError(const std::string& path, uint64_t offset) {
   return absl::FailedPreconditionError(
@@ -80,6 +84,11 @@ struct BatchReader::Stream {
   bool started = false;                // a ticket was handed out (NextTicket only)
   std::atomic<bool> done{false};       // no more batches (for NextTicket)
   std::atomic<int> outstanding{0};     // tickets handed out and not yet filled
+  // in_input_order: the next ticket number to hand out (NextTicket only) and to fill (mu held;
+  // `turn` tells waiting fills it moved).
+  uint64_t next_seq = 0;
+  uint64_t filled_seq = 0;
+  std::condition_variable turn;
 
   // No more batches: the file is closed and the stream hands out no more tickets (mu held).
   void End() {
@@ -137,15 +146,21 @@ bool BatchReader::NextTicket(Ticket* ticket) {
   auto give = [&](Stream* stream) {
     stream->started = true;
     stream->outstanding.fetch_add(1, std::memory_order_acq_rel);
-    *ticket = Ticket{stream->input, 0, 0, true};
+    *ticket = Ticket{stream->input, 0, 0, true, stream->next_seq++, false};
     return true;
   };
   if (options_.in_input_order) {
     // shards_ lists each file's shards in order, the files in input order.
     for (; next_input_ < inputs_.size(); ++next_input_) {
       if (Stream* stream = stream_of_input_[next_input_]; stream != nullptr) {
-        if (!stream->done.load(std::memory_order_acquire)) return give(stream);
-        continue;
+        if (stream->done.load(std::memory_order_acquire)) continue;
+        // Two unfilled tickets keep a stream busy (one reading, one next); a third thread would
+        // only wait: it reads a later compressed input meanwhile, if there is one.
+        if (stream->outstanding.load(std::memory_order_acquire) >= kBusyStream &&
+            GiveAhead(next_input_, ticket)) {
+          return true;
+        }
+        return give(stream);
       }
       if (next_shard_ < shards_.size() && shards_[next_shard_].input == next_input_) {
         *ticket = shards_[next_shard_++];
@@ -180,6 +195,43 @@ bool BatchReader::NextTicket(Ticket* ticket) {
   return false;
 }
 
+bool BatchReader::GiveAhead(size_t current, Ticket* ticket) {
+  // The inputs after `current` in order, from the first with work left: a stream that is not
+  // busy (opening one while fewer than max_open_streams are open), else the next shard of a
+  // file (shards_ is in input order, so it belongs to the first file with shards left). Looks
+  // at a bounded window, so that a corpus of many files costs no more per ticket.
+  ahead_from_ = std::max(ahead_from_, current + 1);
+  auto finished = [&](size_t i) {
+    if (Stream* stream = stream_of_input_[i]; stream != nullptr) {
+      return stream->done.load(std::memory_order_acquire);
+    }
+    return next_shard_ >= shards_.size() || shards_[next_shard_].input > i;
+  };
+  while (ahead_from_ < inputs_.size() && finished(ahead_from_)) ++ahead_from_;
+  size_t open = 1;  // the current input's stream
+  const size_t window_end = std::min(inputs_.size(), ahead_from_ + 4 * options_.max_open_streams);
+  for (size_t i = ahead_from_; i < window_end; ++i) {
+    Stream* stream = stream_of_input_[i];
+    if (stream == nullptr) {
+      if (next_shard_ < shards_.size() && shards_[next_shard_].input == i) {
+        *ticket = shards_[next_shard_++];
+        ticket->ahead = true;
+        return true;
+      }
+      continue;
+    }
+    if (stream->done.load(std::memory_order_acquire)) continue;
+    if (!stream->started && open >= options_.max_open_streams) continue;
+    ++open;
+    if (stream->outstanding.load(std::memory_order_acquire) >= kBusyStream) continue;
+    stream->started = true;
+    stream->outstanding.fetch_add(1, std::memory_order_acq_rel);
+    *ticket = Ticket{i, 0, 0, true, stream->next_seq++, true};
+    return true;
+  }
+  return false;
+}
+
 absl::Status BatchReader::Fill(const Ticket& ticket, Batch* batch) {
   batch->input = ticket.input;
   batch->buffer.clear();
@@ -190,7 +242,16 @@ absl::Status BatchReader::Fill(const Ticket& ticket, Batch* batch) {
   if (!ticket.stream) return FillShard(ticket, batch);
   Stream* stream = ticket.input < stream_of_input_.size() ? stream_of_input_[ticket.input] : nullptr;
   if (stream == nullptr) return absl::InternalError("ticket for an unknown stream");
-  absl::Status status = FillStream(*stream, batch);
+  absl::Status status;
+  {
+    std::unique_lock<std::mutex> lock(stream->mu);
+    if (options_.in_input_order) {
+      stream->turn.wait(lock, [&] { return stream->filled_seq == ticket.seq; });
+    }
+    status = FillStream(*stream, batch);
+    ++stream->filled_seq;
+  }
+  if (options_.in_input_order) stream->turn.notify_all();
   stream->outstanding.fetch_sub(1, std::memory_order_acq_rel);
   return status;
 }
@@ -200,9 +261,14 @@ void BatchReader::Abandon(const Ticket& ticket) {
   Stream* stream = ticket.input < stream_of_input_.size() ? stream_of_input_[ticket.input] : nullptr;
   if (stream == nullptr) return;
   {
-    std::lock_guard<std::mutex> lock(stream->mu);
+    std::unique_lock<std::mutex> lock(stream->mu);
+    if (options_.in_input_order) {
+      stream->turn.wait(lock, [&] { return stream->filled_seq == ticket.seq; });
+    }
     stream->End();
+    ++stream->filled_seq;
   }
+  if (options_.in_input_order) stream->turn.notify_all();
   stream->outstanding.fetch_sub(1, std::memory_order_acq_rel);
 }
 
@@ -253,7 +319,6 @@ absl::Status BatchReader::FillShard(const Ticket& ticket, Batch* batch) {
 }
 
 absl::Status BatchReader::FillStream(Stream& stream, Batch* batch) {
-  std::lock_guard<std::mutex> lock(stream.mu);
   if (stream.ended) return absl::OkStatus();
   const InputFile& input = inputs_[stream.input];
   const CutRule& rule = cut_rules_[stream.input];

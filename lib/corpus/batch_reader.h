@@ -5,7 +5,10 @@
 //    after its end, so every byte lands in exactly one batch whatever the shard size;
 //  - a compressed file (or stdin) is read front to back by whichever thread holds its ticket,
 //    one at a time (a mutex per stream), each read yielding about `batch_bytes` that end at a
-//    cut; the rest is carried to the next batch.
+//    cut; the rest is carried to the next batch. In input order (encoding), a stream's tickets
+//    are filled in the order they were handed out, and several streams are read at once: the
+//    current input's and, ahead of it, later ones' (Ticket::ahead), whose output the caller
+//    keeps aside until the inputs before them are done.
 // Memory: one batch per ticket in flight, plus one carry and decompression buffers per open
 // stream.
 //
@@ -39,10 +42,15 @@ struct BatchReaderOptions {
   // big shard (brown's 5 MB in 4 MB shards left one of two counting threads idle for most of
   // the count). Counting and encoding ask for 4 per thread.
   size_t min_shards = 1;
-  // Hand out the work in input order: every shard or batch of an input before any of the next
-  // input's, a stream's batches until it ends (encoding writes its output in ticket order;
-  // counting does not care and reads streams beside the shards). A stream's ticket must then be
-  // filled before the next NextTicket() call, so that its end is known.
+  // Hand out the work in input order (encoding writes its output in ticket order; counting does
+  // not care and reads streams beside the shards): every shard or batch of an input before any
+  // of the next input's, a stream's batches until it ends, except tickets marked `ahead`. While
+  // the current input is a stream with two tickets not yet filled (it is read as fast as one
+  // thread decompresses), a ticket goes to a later input instead (a stream, up to
+  // max_open_streams open, or a file's shard): its `ahead` batches come in order for that
+  // input, but before the inputs before it are done.
+  // A stream's tickets are filled in the order they were handed out (Fill waits its turn), so
+  // Fill may run in parallel stages; a ticket handed out after a stream ended is filled empty.
   bool in_input_order = false;
 };
 inline constexpr size_t kMinShardBytes = size_t{256} << 10;
@@ -65,6 +73,11 @@ class BatchReader {
     uint64_t start = 0;  // shard range, for uncompressed files
     uint64_t end = 0;
     bool stream = false;
+    // in_input_order: a stream's tickets, numbered in the order handed out (Fill's order), and
+    // whether this one was handed out ahead of the input order (for an input after the one
+    // whose work was being handed out).
+    uint64_t seq = 0;
+    bool ahead = false;
   };
 
   // `cut_rules[i]` says where input i may be cut.
@@ -84,7 +97,8 @@ class BatchReader {
   absl::Status Fill(const Ticket& ticket, Batch* batch);
 
   // Gives `ticket` up unread (its bytes are not needed); a stream's remaining bytes are
-  // never read and it hands out no more tickets.
+  // never read and it hands out no more tickets. (In input order it waits for the stream's
+  // earlier tickets, as Fill does.)
   void Abandon(const Ticket& ticket);
 
   // The 1-based line number of `offset` in input `input`, by rereading it (not for stdin).
@@ -97,7 +111,10 @@ class BatchReader {
   struct Stream;
 
   absl::Status FillShard(const Ticket& ticket, Batch* batch);
-  absl::Status FillStream(Stream& stream, Batch* batch);
+  absl::Status FillStream(Stream& stream, Batch* batch);  // stream.mu held
+  // in_input_order: a ticket for an input after `current` (a stream that is not busy, or the
+  // next shard), marked `ahead`; false when there is none.
+  bool GiveAhead(size_t current, Ticket* ticket);
 
   std::vector<InputFile> inputs_;
   std::vector<CutRule> cut_rules_;
@@ -107,6 +124,7 @@ class BatchReader {
   std::vector<std::unique_ptr<Stream>> streams_;
   std::vector<Stream*> stream_of_input_;  // by input; nullptr for a file cut into shards
   size_t next_input_ = 0;                 // in_input_order: the input being handed out
+  size_t ahead_from_ = 0;                 // GiveAhead: no work left before this input
   uint64_t total_disk_bytes_ = 0;
 };
 

@@ -8,8 +8,10 @@
 
 #include <atomic>
 #include <bit>
+#include <map>
 #include <memory>
 
+#include "common/file_util.h"
 #include "common/option_error.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
@@ -24,11 +26,6 @@ namespace {
 // One batch's share of the output, made by a worker, written in order.
 struct Chunk {
   BatchReader::Ticket ticket;
-  // A stream's batch, read in the serial first stage: a stream hands out its bytes to whichever
-  // Fill comes first, so only reading in ticket order keeps its batches in input order.
-  bool prefilled = false;
-  Batch stream_batch;
-  absl::Status stream_read;
   size_t input = 0;
   uint64_t disk_bytes = 0;
   bool starts_document = true;  // doc_mode file: false for a file's later batches
@@ -52,8 +49,6 @@ struct Chunk {
   // Back to a fresh chunk's state, keeping the buffers' memory.
   void Reset() {
     ticket = {};
-    prefilled = false;
-    stream_read = absl::OkStatus();
     input = 0;
     disk_bytes = 0;
     starts_document = true;
@@ -79,6 +74,23 @@ struct Scratch {
   std::vector<TokenId> line_ids;  // a line's ids with --eot, text output
   std::unique_ptr<JsonTextExtractor> json;
   std::vector<uint64_t> id_counts;
+};
+
+// A document being written in doc_mode file (a file's batches, in order).
+struct OpenDocument {
+  bool open = false;
+  bool has_ids = false;
+  uint64_t tokens = 0;
+};
+
+// An input read ahead of its turn (BatchReader::Ticket::ahead): its ids go to a scratch file,
+// appended to the output once the inputs before it are written.
+struct Spill {
+  std::unique_ptr<ScratchFile> file;  // made at its first bytes
+  uint64_t ids = 0;
+  std::vector<uint64_t> doc_tokens;  // with an index
+  OpenDocument document;
+  absl::Status failure;  // its first problem, reported when its turn comes
 };
 
 }  // namespace
@@ -145,7 +157,7 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
   reader_options.padding = kJsonPadding;
   reader_options.max_open_streams = static_cast<size_t>(threads);
   reader_options.min_shards = static_cast<size_t>(threads) * 4;
-  reader_options.in_input_order = true;  // the writer writes in ticket order
+  reader_options.in_input_order = true;  // the writer writes in ticket order (spilling `ahead`)
   BatchReader reader(plan.inputs, std::move(rules), reader_options);
   const bool file_mode = corpus.doc_mode == "file";
   const TokenFileFormat format = options.format;
@@ -232,8 +244,8 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
   };
   auto process = [&](std::unique_ptr<Chunk> chunk) {
     Scratch& s = scratch.local();
-    Batch& batch = chunk->prefilled ? chunk->stream_batch : s.batch;
-    absl::Status read = chunk->prefilled ? chunk->stream_read : reader.Fill(chunk->ticket, &batch);
+    Batch& batch = s.batch;
+    absl::Status read = reader.Fill(chunk->ticket, &batch);
     chunk->input = batch.input;
     chunk->disk_bytes = batch.disk_bytes;
     if (!read.ok()) {
@@ -323,18 +335,41 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
   std::atomic<bool> stop{false};
   std::atomic<bool> stopped{false};
   tbb::concurrent_queue<std::unique_ptr<Chunk>> pool;
-  // doc_mode file: the document being written (a file's batches in order).
-  bool doc_open = false, doc_has_ids = false;
-  uint64_t doc_tokens = 0;
+  // The input whose ids go straight to the output; later inputs' chunks read ahead are spilled
+  // (by input) until every input before them is written.
+  size_t current = 0;
+  OpenDocument output_document;
+  std::map<size_t, Spill> spills;  // by input (the few read ahead)
+  const std::string scratch_folder = ScratchFolderFor(options.output.empty() ? "-" : options.output);
+  size_t first_skipped_input = SIZE_MAX;
   std::string tail;
-  auto close_document = [&]() -> absl::Status {
-    if (!doc_open) return absl::OkStatus();
+  // The ids of one input go to the output (spill null) or to its spill.
+  auto sink_write = [&](Spill* spill, std::string_view bytes, uint64_t ids) -> absl::Status {
+    if (spill == nullptr) return writer.Write(bytes, ids);
+    if (spill->file == nullptr) {
+      TM_ASSIGN_OR_RETURN(spill->file, ScratchFile::Create(scratch_folder));
+    }
+    spill->ids += ids;
+    return spill->file->Append(bytes);
+  };
+  auto sink_document = [&](Spill* spill, uint64_t tokens) {
+    if (!index) return;
+    if (spill == nullptr) {
+      index->AddDocument(tokens);
+    } else {
+      spill->doc_tokens.push_back(tokens);
+    }
+  };
+  // doc_mode file: ends the sink's open document (a file's) with the eot.
+  auto close_document = [&](Spill* spill) -> absl::Status {
+    OpenDocument& doc = spill == nullptr ? output_document : spill->document;
+    if (!doc.open) return absl::OkStatus();
     tail.clear();
     if (format == TokenFileFormat::kText) {
       for (TokenId id : eot_ids) {
-        if (doc_has_ids) tail.push_back(' ');
+        if (doc.has_ids) tail.push_back(' ');
         StrAppend(&tail, id);
-        doc_has_ids = true;
+        doc.has_ids = true;
       }
       tail.push_back('\n');
     } else {
@@ -343,70 +378,110 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
     if (options.stats) {
       for (TokenId id : eot_ids) ++scratch.local().id_counts[id];
     }
-    doc_tokens += eot_ids.size();
+    doc.tokens += eot_ids.size();
     result.tokens += eot_ids.size();
-    if (index) index->AddDocument(doc_tokens);
-    doc_open = false;
-    return writer.Write(tail, eot_ids.size());
+    sink_document(spill, doc.tokens);
+    doc.open = false;
+    return sink_write(spill, tail, eot_ids.size());
+  };
+  // Every input up to `to` is now the output's turn: the ones before it are written, so each
+  // spilled input after `current` is appended (its problem, if it had one, is the run's now).
+  auto advance = [&](size_t to) -> absl::Status {
+    std::string block;
+    // (Every spilled input is after `current`.)
+    for (auto it = spills.begin(); it != spills.end() && it->first <= to;) {
+      Spill& spill = it->second;
+      TM_RETURN_IF_ERROR(spill.failure);
+      TM_RETURN_IF_ERROR(close_document(nullptr));
+      if (spill.file != nullptr) {
+        constexpr size_t kBlock = size_t{4} << 20;
+        const uint64_t size = spill.file->size();
+        result.spilled_bytes += size;
+        for (uint64_t at = 0; at < size; at += kBlock) {
+          const size_t n = static_cast<size_t>(std::min<uint64_t>(kBlock, size - at));
+          block.resize(n);
+          TM_RETURN_IF_ERROR(spill.file->Read(at, n, block.data()));
+          TM_RETURN_IF_ERROR(writer.Write(block, at + n == size ? spill.ids : 0));
+        }
+      }
+      for (uint64_t n : spill.doc_tokens) index->AddDocument(n);
+      output_document = spill.document;
+      it = spills.erase(it);
+    }
+    current = std::max(current, to);
+    return absl::OkStatus();
+  };
+  // The chunk's problem, located (FILE:LINE where the line is known or found).
+  auto located = [&](const Chunk& chunk) -> absl::Status {
+    if (!chunk.status.ok()) return chunk.status;
+    uint64_t line = chunk.line;
+    if (line == 0) {
+      absl::StatusOr<uint64_t> found = reader.LineNumberAt(chunk.input, chunk.offset);
+      if (found.ok()) line = *found;
+    }
+    const std::string name = reader.inputs()[chunk.input].display_name();
+    std::string where = line != 0 ? StrCat(name, ":", line) : StrCat(name, " at byte ", chunk.offset);
+    absl::Status error = absl::InvalidArgumentError(StrCat(where, ": ", chunk.detail));
+    return chunk.json ? MentioningOptions(error, {"text_field", "skip_bad_records"}) : error;
+  };
+  auto write_chunk = [&](Chunk& chunk, Spill* spill) -> absl::Status {
+    OpenDocument& doc = spill == nullptr ? output_document : spill->document;
+    // The open document (a file's) ends where the next file starts, and before a JSON-lines
+    // batch, whose records are documents of their own.
+    if (file_mode && (chunk.json || chunk.starts_document)) {
+      TM_RETURN_IF_ERROR(close_document(spill));
+      if (!chunk.json) doc = OpenDocument{true, false, 0};
+    }
+    if (!chunk.ids32.empty()) {
+      static_assert(std::endian::native == std::endian::little);
+      TM_RETURN_IF_ERROR(sink_write(spill,
+                                    std::string_view(reinterpret_cast<const char*>(chunk.ids32.data()),
+                                                     chunk.ids32.size() * sizeof(TokenId)),
+                                    chunk.ids));
+    }
+    if (!chunk.bytes.empty()) {
+      if (file_mode && !chunk.json && format == TokenFileFormat::kText && doc.has_ids) {
+        TM_RETURN_IF_ERROR(sink_write(spill, " ", 0));
+      }
+      TM_RETURN_IF_ERROR(sink_write(spill, chunk.bytes, chunk.ids));
+      if (chunk.ids > 0) doc.has_ids = true;
+    }
+    if (doc.open) doc.tokens += chunk.ids;
+    for (uint64_t n : chunk.doc_tokens) sink_document(spill, n);
+    return absl::OkStatus();
   };
   auto write = [&](std::unique_ptr<Chunk>& chunk) {
     if (!failure.ok() || stopped.load()) return;
-    // The open document (a file's) ends where the next file starts, and before a JSON-lines
-    // batch, whose records are documents of their own.
-    if (file_mode && (chunk->json || chunk->starts_document)) {
-      if (absl::Status s = close_document(); !s.ok()) failure = s;
-      if (!chunk->json) {
-        doc_open = true;
-        doc_has_ids = false;
-        doc_tokens = 0;
-      }
+    const size_t input = chunk->input;
+    // A chunk not read ahead: every input before its own is done.
+    if (!chunk->ticket.ahead && input > current) failure = advance(input);
+    Spill* spill = nullptr;
+    if (failure.ok() && input != current) {
+      spill = &spills[input];
+      if (!spill->failure.ok()) return;  // the rest of an input that has failed
     }
-    if (failure.ok() && !chunk->ids32.empty()) {
-      static_assert(std::endian::native == std::endian::little);
-      failure = writer.Write(std::string_view(reinterpret_cast<const char*>(chunk->ids32.data()),
-                                              chunk->ids32.size() * sizeof(TokenId)),
-                             chunk->ids);
-    }
-    if (failure.ok() && !chunk->bytes.empty()) {
-      if (file_mode && !chunk->json && format == TokenFileFormat::kText && doc_has_ids) {
-        failure = writer.Write(" ", 0);
-      }
-      if (failure.ok()) failure = writer.Write(chunk->bytes, chunk->ids);
-      if (chunk->ids > 0) doc_has_ids = true;
-    }
-    if (doc_open) doc_tokens += chunk->ids;
+    if (failure.ok()) failure = write_chunk(*chunk, spill);
     result.tokens += chunk->ids;
     result.documents += chunk->documents;
     result.bytes += chunk->text_bytes;
-    if (chunk->skipped > 0 && result.skipped_records == 0) {
+    if (chunk->skipped > 0 && input < first_skipped_input) {
+      first_skipped_input = input;
       uint64_t line = chunk->skipped_line;
       if (line == 0) {
-        absl::StatusOr<uint64_t> found = reader.LineNumberAt(chunk->input, chunk->skipped_offset);
+        absl::StatusOr<uint64_t> found = reader.LineNumberAt(input, chunk->skipped_offset);
         if (found.ok()) line = *found;
       }
-      result.first_skipped = StrCat(reader.inputs()[chunk->input].display_name(), ":", line, ": ",
+      result.first_skipped = StrCat(reader.inputs()[input].display_name(), ":", line, ": ",
                                     chunk->first_skipped);
     }
     result.skipped_records += chunk->skipped;
-    if (index) {
-      for (uint64_t n : chunk->doc_tokens) index->AddDocument(n);
-    }
     progress.AddBatch(chunk->disk_bytes, chunk->documents, static_cast<int64_t>(chunk->ids));
     if (chunk->failed && failure.ok()) {
-      if (!chunk->status.ok()) {
-        failure = chunk->status;
+      // An input read ahead fails when its turn comes: an input before it may fail first.
+      if (spill != nullptr) {
+        spill->failure = located(*chunk);
       } else {
-        uint64_t line = chunk->line;
-        if (line == 0) {
-          absl::StatusOr<uint64_t> found = reader.LineNumberAt(chunk->input, chunk->offset);
-          if (found.ok()) line = *found;
-        }
-        const std::string name = reader.inputs()[chunk->input].display_name();
-        std::string where = line != 0 ? StrCat(name, ":", line)
-                                      : StrCat(name, " at byte ", chunk->offset);
-        failure = chunk->json ? MentioningOptions(absl::InvalidArgumentError(StrCat(where, ": ", chunk->detail)),
-                                                  {"text_field", "skip_bad_records"})
-                              : absl::InvalidArgumentError(StrCat(where, ": ", chunk->detail));
+        failure = located(*chunk);
       }
     }
     if (!failure.ok()) stop = true;
@@ -433,19 +508,14 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
                 control.stop();
                 return chunk;
               }
-              if (!reader.NextTicket(&chunk->ticket)) {
-                control.stop();
-              } else if (chunk->ticket.stream) {
-                chunk->prefilled = true;
-                chunk->stream_read = reader.Fill(chunk->ticket, &chunk->stream_batch);
-              }
+              if (!reader.NextTicket(&chunk->ticket)) control.stop();
               return chunk;
             }) &
             tbb::make_filter<std::unique_ptr<Chunk>, std::unique_ptr<Chunk>>(
                 tbb::filter_mode::parallel,
                 [&](std::unique_ptr<Chunk> chunk) {
                   if (stop.load(std::memory_order_relaxed)) {
-                    if (!chunk->prefilled) reader.Abandon(chunk->ticket);
+                    reader.Abandon(chunk->ticket);
                     return chunk;
                   }
                   return process(std::move(chunk));
@@ -458,7 +528,10 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
                   pool.push(std::move(chunk));
                 }));
   });
-  if (failure.ok() && !stopped.load() && file_mode) failure = close_document();
+  if (failure.ok() && !stopped.load() && !reader.inputs().empty()) {
+    failure = advance(reader.inputs().size() - 1);
+  }
+  if (failure.ok() && !stopped.load() && file_mode) failure = close_document(nullptr);
   if (!failure.ok()) return failure;
   if (stopped.load()) return absl::CancelledError("stopped before the corpus was encoded; nothing was written");
   progress.Finish(result.tokens);

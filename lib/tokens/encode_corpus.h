@@ -6,7 +6,11 @@
 // pre-tokenizer cuts anyway (CutRuleFor), so that a batch's ids are exactly the ids of its
 // text within its document. Threads encode batches; a serial, in-order stage writes them
 // (oneTBB's parallel_pipeline: at most two batches per thread in flight, so memory is bounded
-// whatever the corpus size), so the file is the same for any thread count.
+// whatever the corpus size), so the file is the same for any thread count. Decompressing a
+// stream is serial, so when threads would wait for the current compressed input, they read
+// later inputs ahead (BatchReader's `ahead` tickets): those inputs' ids are kept in unnamed
+// scratch files beside the output (stdout: in $TMPDIR) and appended when their turn comes, so
+// several compressed files are decompressed at once (disk: at most the output's size again).
 //
 // Contract:
 //  - Documents are written in input order; `eot` (when set) follows each document; with
@@ -66,6 +70,9 @@ struct EncodeCorpusResult {
   uint64_t skipped_records = 0;
   std::string first_skipped;       // "file:line: what"
   std::vector<uint64_t> id_counts;  // with stats: how often each id was written
+  // Bytes of output kept aside in scratch files (inputs read ahead of their turn, spilled and
+  // appended when it came).
+  uint64_t spilled_bytes = 0;
 };
 
 // Encodes the corpus; `stop_requested` (may be null) is polled before each batch: true stops
