@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@
 #include "corpus/text_stats.h"
 #include "gtest/gtest.h"
 #include "reference/cli_runner.h"
+#include "zlib.h"
 #include "zstd.h"
 
 namespace tokenmill {
@@ -362,6 +364,75 @@ TEST(InputFiles, ZstdStartingWithASkippableFrameIsZstd) {
       EXPECT_EQ(text, first + second);
     }
   }
+}
+
+// gzip members one after another, with zero padding between, read whole however the member
+// boundary falls against the 1 MiB reads from disk: a trailer or a header split over two reads
+// (the first member stored, its size chosen to put its end anywhere from 12 bytes before to
+// 12 bytes after the first read's end). Bytes after a member that are no member's start are
+// refused as a corrupt header, however few.
+TEST(ByteStream, GzipMembersAreReadWholeWhereverTheyMeetAReadsEnd) {
+  testing::TempDir dir;
+  auto gzip = [](const std::string& text, int level) {
+    z_stream z{};
+    EXPECT_EQ(deflateInit2(&z, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    std::string out(deflateBound(&z, text.size()) + 64, '\0');
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+    z.avail_in = static_cast<uInt>(text.size());
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(out.size());
+    EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+    out.resize(z.total_out);
+    deflateEnd(&z);
+    return out;
+  };
+  auto read_all = [&](const std::string& path, std::string* text) -> absl::Status {
+    auto inputs = ResolveInputs({path}, InputSelection{});
+    if (!inputs.ok()) return inputs.status();
+    auto stream = ByteStream::Open(inputs->front());
+    if (!stream.ok()) return stream.status();
+    std::string buffer(size_t{3} << 20, '\0');
+    while (true) {
+      auto got = (*stream)->Read(buffer.data(), buffer.size());
+      if (!got.ok()) return got.status();
+      if (*got == 0) return absl::OkStatus();
+      text->append(buffer.data(), *got);
+    }
+  };
+  std::mt19937 random(5);
+  std::string noise(size_t{1} << 20, '\0');
+  for (char& c : noise) c = static_cast<char>(random());
+  const std::string second = "the second member\n", third = "and a third after zeros\n";
+  const std::string rest = gzip(second, 6) + std::string(5, '\0') + gzip(third, 9);
+  constexpr size_t kRead = size_t{1} << 20;
+  int placed = 0;
+  for (int d = -12; d <= 12; ++d) {
+    SCOPED_TRACE(d);
+    // A stored member's size grows by one with its text, but for a block header at times.
+    size_t length = kRead - 18 - 5 * 17 + static_cast<size_t>(d);
+    std::string first;
+    for (int tries = 0; tries < 8; ++tries) {
+      first = gzip(noise.substr(0, length), 0);
+      const long off = static_cast<long>(kRead) + d - static_cast<long>(first.size());
+      if (off == 0) break;
+      length = static_cast<size_t>(static_cast<long>(length) + off);
+    }
+    if (first.size() != kRead + d) continue;
+    ++placed;
+    std::string text;
+    const std::string path = dir.Write("m.txt.gz", first + rest);
+    absl::Status status = read_all(path, &text);
+    ASSERT_TRUE(status.ok()) << status;
+    EXPECT_TRUE(text == noise.substr(0, length) + second + third);
+    // Garbage after the last member, from one byte to more than a header's ten.
+    for (const std::string garbage : {"x", "garbage!", "more garbage than a header"}) {
+      std::string partial;
+      status = read_all(dir.Write("g.txt.gz", first + rest + garbage), &partial);
+      ASSERT_FALSE(status.ok()) << garbage;
+      EXPECT_NE(std::string(status.message()).find("incorrect header check"), std::string::npos) << status;
+    }
+  }
+  EXPECT_GE(placed, 20);
 }
 
 // Data compressed in a way tokenmill does not read (xz, bzip2, lz4) is refused, naming the
