@@ -266,6 +266,53 @@ TEST(BatchReader, InInputOrderLaterInputsAreReadAheadAndEachStreamInTicketOrder)
   }
 }
 
+// Read ahead are only the next few files: never stdin, a pipe or a device (its writer may wait
+// for the current input to be read; a read of it may wait forever), nor anything after one,
+// and no more than 2 x max_open_streams inputs past the current one (each read ahead holds a
+// scratch file open in encoding).
+TEST(BatchReader, InInputOrderNeitherPipesNorFarAheadAreReadAhead) {
+  testing::TempDir dir;
+  std::string text;
+  for (int i = 0; text.size() < 20000; ++i) text += "line " + std::to_string(i) + "\n";
+  std::string zst(ZSTD_compressBound(text.size()), '\0');
+  zst.resize(ZSTD_compress(zst.data(), zst.size(), text.data(), text.size(), 1));
+  const std::string compressed = dir.Write("s.txt.zst", zst);
+  auto resolved = ResolveInputs({compressed}, InputSelection{});
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  const InputFile stream = resolved->front();
+  InputFile pipe = stream;  // as a named pipe resolves (it is not opened here)
+  pipe.path = dir.File("fifo");
+  pipe.size = 0;
+  pipe.compression = Compression::kDetectWhenRead;
+  pipe.read_once = true;
+  std::vector<InputFile> small;
+  for (int f = 0; f < 12; ++f) {
+    auto file = ResolveInputs({dir.Write("small" + std::to_string(f) + ".txt", "a small file\n")}, InputSelection{});
+    ASSERT_TRUE(file.ok()) << file.status();
+    small.push_back(file->front());
+  }
+  BatchReaderOptions options;
+  options.batch_bytes = 4096;
+  options.max_open_streams = 2;
+  options.in_input_order = true;
+  // The inputs of each case, and the inputs of its first eight tickets, none filled (+: ahead).
+  auto tickets = [&](std::vector<InputFile> inputs) {
+    BatchReader reader(inputs, std::vector<CutRule>(inputs.size(), CutRule(CutKind::kLine)), options);
+    std::string got;
+    BatchReader::Ticket t;
+    for (int i = 0; i < 8 && reader.NextTicket(&t); ++i) got += std::to_string(t.input) + (t.ahead ? "+ " : " ");
+    return got;
+  };
+  EXPECT_EQ(tickets({stream, stream, pipe, stream}), "0 0 1+ 1+ 0 0 0 0 ");
+  EXPECT_EQ(tickets({stream, pipe, stream}), "0 0 0 0 0 0 0 0 ");
+  EXPECT_EQ(tickets({pipe, stream, stream}), "0 0 1+ 1+ 0 0 0 0 ");  // after the current one: yes
+  std::vector<InputFile> many = {stream};
+  many.insert(many.end(), small.begin(), small.end());
+  EXPECT_EQ(tickets(many), "0 0 1+ 2+ 3+ 4+ 0 0 ");  // 2 x max_open_streams files ahead
+  options.read_ahead = false;
+  EXPECT_EQ(tickets({stream, stream}), "0 0 0 0 0 0 0 0 ");
+}
+
 // A stream ticket given up (a stopped run) waits for the tickets before it, and ends the stream:
 // later tickets are filled empty.
 TEST(BatchReader, InInputOrderAbandonKeepsTheOrderAndEndsTheStream) {

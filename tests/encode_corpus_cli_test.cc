@@ -1207,6 +1207,54 @@ TEST(EncodeCorpusCli, NamedPipesAreReadAsStreams) {
 // the corpus or tokenizer replaced by ids), an index that fails to write after the ids had
 // replaced the old output (a new .u16 beside the old .idx), an explicit --output-format
 // contradicting the output's .u16/.u32/.npy name (an x.npy numpy cannot load).
+// One producer writing two named pipes in turn (`(cat a > pA; cat b > pB) &`): the second is
+// not read ahead of the first, whose writer would then wait for a reader the run never gets
+// to (a hang before the fix: the first pipe's tickets stopped once the second's read held the
+// pipeline). With 8 threads and small batches, under `timeout`.
+TEST(EncodeCorpusCli, PipesFedInTurnByOneWriterAreNotReadAhead) {
+  TempDir dir;
+  std::string a, b;
+  for (int i = 0; a.size() < (size_t{1} << 20); ++i) a += "first pipe, line " + std::to_string(i) + "\n";
+  for (int i = 0; i < 200; ++i) b += "second pipe, line " + std::to_string(i) + "\n";
+  const std::string pa = dir.Write("a.txt", a), pb = dir.Write("b.txt", b);
+  CliResult expected = Encode(kGpt2, {"--output-format", "u32", "--output", dir.File("expected.u32"), pa, pb});
+  ASSERT_EQ(expected.exit_code, 0) << expected.err;
+  const std::string fa = dir.File("pA"), fb = dir.File("pB"), out = dir.File("out.u32");
+  ASSERT_EQ(mkfifo(fa.c_str(), 0600), 0);
+  ASSERT_EQ(mkfifo(fb.c_str(), 0600), 0);
+  const std::string script = "(cat '" + pa + "' > '" + fa + "'; cat '" + pb + "' > '" + fb + "') & " +
+                             "timeout 60 '" + TOKENMILL_CLI_PATH + "' encode --tokenizer '" + kGpt2 +
+                             "' --threads 8 --batch-bytes 4096 --progress none --output-format u32 --output '" +
+                             out + "' '" + fa + "' '" + fb + "'; rc=$?; " +
+                             // (a hung run leaves the writer blocked on a pipe: release it)
+                             "exec 3<>'" + fa + "' 4<>'" + fb + "'; wait; exit $rc";
+  CliResult r = RunProgram("/bin/sh", {"-c", script});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(testing::ReadFileOrFail(out) == testing::ReadFileOrFail(dir.File("expected.u32")));
+}
+
+// Where no scratch file can be made for the files read ahead ($TMPDIR unusable, the output on
+// stdout), nothing is read ahead: the run writes what it wrote before there was reading ahead.
+TEST(EncodeCorpusCli, AnUnusableTmpdirOnlyStopsReadingAhead) {
+  TempDir dir;
+  std::vector<std::string> args = {"--output-format", "u32", "--threads", "8", "--batch-bytes", "4096"};
+  for (int f = 0; f < 4; ++f) {
+    std::string text;
+    for (int i = 0; i < 2000; ++i) text += "file " + std::to_string(f) + " line " + std::to_string(i) + "\n";
+    args.push_back(dir.Write("in" + std::to_string(f) + ".txt.zst", ZstdCompress(text)));
+  }
+  std::vector<std::string> to_file = args;
+  to_file.insert(to_file.end(), {"--output", dir.File("expected.u32")});
+  CliResult expected = Encode(kGpt2, to_file);
+  ASSERT_EQ(expected.exit_code, 0) << expected.err;
+  std::string script = "TMPDIR=/nonexistent/tokenmill '" + std::string(TOKENMILL_CLI_PATH) + "' encode --tokenizer '" +
+                       kGpt2 + "' --progress none --output - > '" + dir.File("stdout.u32") + "'";
+  for (const std::string& a : args) script += " '" + a + "'";
+  CliResult r = RunProgram("/bin/sh", {"-c", script});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(testing::ReadFileOrFail(dir.File("stdout.u32")) == testing::ReadFileOrFail(dir.File("expected.u32")));
+}
+
 TEST(EncodeCorpusCli, OutputsThatWouldDestroyOrSplitFilesAreRefused) {
   TempDir dir;
   const std::string input = dir.Write("in.txt", "hello world\n");

@@ -294,8 +294,8 @@ int RunEncode(int argc, char** argv) {
                 "training): an error naming the line and byte, or left out as Hugging Face does");
   flags.AddInt("threads", &options.threads,
                "worker threads (0: all cores; at most 8 per core, or 64); the output is the same for any. "
-               "Threads that would wait for a compressed input encode the next inputs ahead, their ids kept "
-               "in unnamed scratch files beside --output (stdout: in $TMPDIR) until their turn");
+               "Threads that would wait for a compressed input encode the next files ahead (not pipes), their "
+               "ids kept in unnamed scratch files beside --output (stdout: in $TMPDIR, else /tmp) until their turn");
   flags.AddSize("block-bytes", &options.block_bytes,
                 "with --alpha: lines are sampled in parallel blocks of about this many bytes");
   flags.AddDouble("alpha", &options.alpha,

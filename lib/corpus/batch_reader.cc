@@ -196,21 +196,16 @@ bool BatchReader::NextTicket(Ticket* ticket) {
 }
 
 bool BatchReader::GiveAhead(size_t current, Ticket* ticket) {
-  // The inputs after `current` in order, from the first with work left: a stream that is not
-  // busy (opening one while fewer than max_open_streams are open), else the next shard of a
-  // file (shards_ is in input order, so it belongs to the first file with shards left). Looks
-  // at a bounded window, so that a corpus of many files costs no more per ticket.
-  ahead_from_ = std::max(ahead_from_, current + 1);
-  auto finished = [&](size_t i) {
-    if (Stream* stream = stream_of_input_[i]; stream != nullptr) {
-      return stream->done.load(std::memory_order_acquire);
-    }
-    return next_shard_ >= shards_.size() || shards_[next_shard_].input > i;
-  };
-  while (ahead_from_ < inputs_.size() && finished(ahead_from_)) ++ahead_from_;
+  // The next few inputs after `current`, in order: a compressed file that is not busy (opening
+  // one while fewer than max_open_streams are open), else the next shard of a plain file
+  // (shards_ is in input order, so it belongs to the first file with shards left). Never stdin,
+  // a pipe or a device: its writer may be waiting for the current input to be read (one
+  // producer filling two pipes in turn), and a read of it can wait forever. At most
+  // 2 x max_open_streams inputs ahead, so that their outputs kept aside stay few.
+  if (!options_.read_ahead) return false;
   size_t open = 1;  // the current input's stream
-  const size_t window_end = std::min(inputs_.size(), ahead_from_ + 4 * options_.max_open_streams);
-  for (size_t i = ahead_from_; i < window_end; ++i) {
+  const size_t window_end = std::min(inputs_.size(), current + 1 + 2 * options_.max_open_streams);
+  for (size_t i = current + 1; i < window_end; ++i) {
     Stream* stream = stream_of_input_[i];
     if (stream == nullptr) {
       if (next_shard_ < shards_.size() && shards_[next_shard_].input == i) {
@@ -220,6 +215,7 @@ bool BatchReader::GiveAhead(size_t current, Ticket* ticket) {
       }
       continue;
     }
+    if (inputs_[i].read_once || inputs_[i].is_stdin()) break;  // nothing after it either
     if (stream->done.load(std::memory_order_acquire)) continue;
     if (!stream->started && open >= options_.max_open_streams) continue;
     ++open;

@@ -46,12 +46,14 @@ struct BatchReaderOptions {
   // not care and reads streams beside the shards): every shard or batch of an input before any
   // of the next input's, a stream's batches until it ends, except tickets marked `ahead`. While
   // the current input is a stream with two tickets not yet filled (it is read as fast as one
-  // thread decompresses), a ticket goes to a later input instead (a stream, up to
-  // max_open_streams open, or a file's shard): its `ahead` batches come in order for that
-  // input, but before the inputs before it are done.
+  // thread decompresses), a ticket goes to one of the next inputs instead, with read_ahead (a
+  // compressed file, up to max_open_streams open, or a plain file's shard; never stdin, a pipe
+  // or a device, nor an input after one; at most 2 x max_open_streams inputs ahead): its
+  // `ahead` batches come in order for that input, but before the inputs before it are done.
   // A stream's tickets are filled in the order they were handed out (Fill waits its turn), so
   // Fill may run in parallel stages; a ticket handed out after a stream ended is filled empty.
   bool in_input_order = false;
+  bool read_ahead = true;
 };
 inline constexpr size_t kMinShardBytes = size_t{256} << 10;
 
@@ -124,7 +126,6 @@ class BatchReader {
   std::vector<std::unique_ptr<Stream>> streams_;
   std::vector<Stream*> stream_of_input_;  // by input; nullptr for a file cut into shards
   size_t next_input_ = 0;                 // in_input_order: the input being handed out
-  size_t ahead_from_ = 0;                 // GiveAhead: no work left before this input
   uint64_t total_disk_bytes_ = 0;
 };
 

@@ -158,6 +158,12 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
   reader_options.max_open_streams = static_cast<size_t>(threads);
   reader_options.min_shards = static_cast<size_t>(threads) * 4;
   reader_options.in_input_order = true;  // the writer writes in ticket order (spilling `ahead`)
+  // Inputs read ahead wait in scratch files: where none can be made (an unwritable $TMPDIR for
+  // stdout), nothing is read ahead, as before there was any reading ahead.
+  const std::string scratch_folder = ScratchFolderFor(options.output.empty() ? "-" : options.output);
+  if (threads > 2 && plan.inputs.size() > 1) {
+    reader_options.read_ahead = ScratchFile::Create(scratch_folder).ok();
+  }
   BatchReader reader(plan.inputs, std::move(rules), reader_options);
   const bool file_mode = corpus.doc_mode == "file";
   const TokenFileFormat format = options.format;
@@ -340,7 +346,6 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
   size_t current = 0;
   OpenDocument output_document;
   std::map<size_t, Spill> spills;  // by input (the few read ahead)
-  const std::string scratch_folder = ScratchFolderFor(options.output.empty() ? "-" : options.output);
   size_t first_skipped_input = SIZE_MAX;
   std::string tail;
   // The ids of one input go to the output (spill null) or to its spill.
@@ -460,7 +465,16 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
       spill = &spills[input];
       if (!spill->failure.ok()) return;  // the rest of an input that has failed
     }
-    if (failure.ok()) failure = write_chunk(*chunk, spill);
+    if (failure.ok()) {
+      // A scratch file that cannot be written (a full disk) fails the input read ahead, in its
+      // turn: an earlier input's problem comes first.
+      absl::Status written = write_chunk(*chunk, spill);
+      if (spill != nullptr) {
+        spill->failure = written;
+      } else {
+        failure = written;
+      }
+    }
     result.tokens += chunk->ids;
     result.documents += chunk->documents;
     result.bytes += chunk->text_bytes;
@@ -479,7 +493,7 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
     if (chunk->failed && failure.ok()) {
       // An input read ahead fails when its turn comes: an input before it may fail first.
       if (spill != nullptr) {
-        spill->failure = located(*chunk);
+        if (spill->failure.ok()) spill->failure = located(*chunk);
       } else {
         failure = located(*chunk);
       }

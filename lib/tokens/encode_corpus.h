@@ -8,9 +8,11 @@
 // (oneTBB's parallel_pipeline: at most two batches per thread in flight, so memory is bounded
 // whatever the corpus size), so the file is the same for any thread count. Decompressing a
 // stream is serial, so when threads would wait for the current compressed input, they read
-// later inputs ahead (BatchReader's `ahead` tickets): those inputs' ids are kept in unnamed
-// scratch files beside the output (stdout: in $TMPDIR) and appended when their turn comes, so
-// several compressed files are decompressed at once (disk: at most the output's size again).
+// the next compressed or plain files ahead (BatchReader's `ahead` tickets; never stdin or a
+// pipe): those inputs' ids are kept in unnamed scratch files beside the output (stdout or a
+// device: in $TMPDIR, else /tmp; no reading ahead where none can be made) and appended when
+// their turn comes, so several compressed files are decompressed at once (disk: at most the
+// output's size again; one scratch file per input ahead, at most 2 x threads).
 //
 // Contract:
 //  - Documents are written in input order; `eot` (when set) follows each document; with
