@@ -221,12 +221,13 @@ class ZstdStream : public DecodingStream {
 // gzip through ISA-L's inflate (Debian's libisal) rather than zlib's: 88 MB of poetry in 8
 // members took 0.17 s of `igzip -d` against 0.56 s of `gzip -d` (zlib through Python: 190-220
 // MB/s), and `tokenmill encode` of the 8 .gz files with cl100k_base went from 800 to 665 ms at
-// 1 thread and 515 to 429 ms at 2 (medians of 9, alternating; bench/RESULTS.md). ISA-L parses
-// each member's header and checks its CRC and length (ISAL_GZIP).
+// 1 thread and 515 to 429 ms at 2 (medians of 9, alternating; bench/RESULTS.md). Each member's
+// header is read by isal_read_gzip_header (below), its data CRC and length checked (ISAL_GZIP).
 class GzipStream : public DecodingStream {
  public:
   explicit GzipStream(std::unique_ptr<FdSource> source) : DecodingStream(std::move(source)) {
     std::memset(&state_, 0, sizeof(state_));
+    std::memset(&header_, 0, sizeof(header_));
     StartMember();
   }
   GzipStream(const GzipStream&) = delete;
@@ -241,7 +242,20 @@ class GzipStream : public DecodingStream {
     // error do not depend on the read sizes.
     while (true) {
       if (member_open_) {
-        const int rc = isal_inflate(&state_);
+        // The header by isal_read_gzip_header into a header kept between calls, not by
+        // isal_inflate: that one parses into a header of its own each call, so a header split
+        // over two reads (a pipe's first read is 4 bytes; a member's end falls anywhere) lost
+        // its flags and its running CRC (ISA-L 2.30 left the flags uninitialized: intel/isa-l
+        // 0e6bc4a; #224 says to give it a whole header at a time).
+        int rc = ISAL_DECOMP_OK;
+        if (!state_.wrapper_flag) {
+          rc = isal_read_gzip_header(&state_, &header_);
+          if (rc > 0) rc = ISAL_DECOMP_OK;  // more bytes needed: all taken
+          if (rc == ISAL_DECOMP_OK && state_.wrapper_flag && (header_.flags & 0xe0) != 0) {
+            rc = kReservedFlags;  // refused, as zlib and gzip refuse them
+          }
+        }
+        if (rc == ISAL_DECOMP_OK && state_.wrapper_flag) rc = isal_inflate(&state_);
         if (rc != ISAL_DECOMP_OK) {
           pending_ = absl::DataLossError(StrCat("'", source_->path(), "' holds corrupt gzip data near compressed byte ",
                                                 disk_bytes(), " (", produced_ + (start_out - state_.avail_out),
@@ -296,7 +310,9 @@ class GzipStream : public DecodingStream {
     uint8_t* next_out = state_.next_out;
     const uint32_t avail_out = state_.avail_out;
     isal_inflate_init(&state_);
-    state_.crc_flag = ISAL_GZIP;
+    state_.crc_flag = ISAL_GZIP;  // with wrapper_flag set by the header: the trailer checked
+    std::memset(&header_, 0, sizeof(header_));
+    isal_gzip_header_init(&header_);  // no buffers: name, comment and extra are passed over
     state_.next_in = next_in;
     state_.avail_in = avail_in;
     state_.next_out = next_out;
@@ -311,11 +327,14 @@ class GzipStream : public DecodingStream {
       case ISAL_INVALID_WRAPPER: return "incorrect header check";
       case ISAL_UNSUPPORTED_METHOD: return "unknown compression method";
       case ISAL_INCORRECT_CHECKSUM: return "incorrect data check";
+      case kReservedFlags: return "unknown header flags set";
       default: return "inflate failed";
     }
   }
 
+  static constexpr int kReservedFlags = -100;  // (not one of ISA-L's codes)
   inflate_state state_;
+  isal_gzip_header header_;
   size_t in_size_ = 0;
   bool member_open_ = false;
   bool member_ended_ = false;  // a member has ended: zeros may follow
