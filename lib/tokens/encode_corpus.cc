@@ -159,11 +159,12 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
   reader_options.min_shards = static_cast<size_t>(threads) * 4;
   reader_options.in_input_order = true;  // the writer writes in ticket order (spilling `ahead`)
   // Inputs read ahead wait in scratch files: where none can be made (an unwritable $TMPDIR for
-  // stdout), nothing is read ahead, as before there was any reading ahead.
+  // stdout), nothing is read ahead, as before there was any reading ahead. (Two threads never
+  // read ahead anyway: a thread asks for work only when it holds none unfilled, so the current
+  // stream never has two tickets unfilled when one is asked for.)
   const std::string scratch_folder = ScratchFolderFor(options.output.empty() ? "-" : options.output);
-  if (threads > 2 && plan.inputs.size() > 1) {
-    reader_options.read_ahead = ScratchFile::Create(scratch_folder).ok();
-  }
+  reader_options.read_ahead =
+      threads > 2 && plan.inputs.size() > 1 && ScratchFile::Create(scratch_folder).ok();
   BatchReader reader(plan.inputs, std::move(rules), reader_options);
   const bool file_mode = corpus.doc_mode == "file";
   const TokenFileFormat format = options.format;

@@ -12,7 +12,8 @@
 // pipe): those inputs' ids are kept in unnamed scratch files beside the output (stdout or a
 // device: in $TMPDIR, else /tmp; no reading ahead where none can be made) and appended when
 // their turn comes, so several compressed files are decompressed at once (disk: at most the
-// output's size again; one scratch file per input ahead, at most 2 x threads).
+// output's size again; a scratch file per file read ahead, which are at most 2 x threads past
+// the input being handed out, plus those the pipeline's 2 x threads batches in flight hold).
 //
 // Contract:
 //  - Documents are written in input order; `eot` (when set) follows each document; with
