@@ -257,9 +257,7 @@ class GzipStream : public DecodingStream {
         }
         if (rc == ISAL_DECOMP_OK && state_.wrapper_flag) rc = isal_inflate(&state_);
         if (rc != ISAL_DECOMP_OK) {
-          pending_ = absl::DataLossError(StrCat("'", source_->path(), "' holds corrupt gzip data near compressed byte ",
-                                                disk_bytes(), " (", produced_ + (start_out - state_.avail_out),
-                                                " bytes decompressed): ", InflateError(rc)));
+          pending_ = Corrupt(start_out, InflateError(rc));
           break;
         }
         if (state_.block_state == ISAL_BLOCK_FINISH) {
@@ -281,9 +279,7 @@ class GzipStream : public DecodingStream {
         // not one (no magic) are refused here: ISA-L would wait for a whole header, and call
         // a few bytes of garbage at the end a truncated member.
         if (state_.next_in[0] != 0x1f || (state_.avail_in > 1 && state_.next_in[1] != 0x8b)) {
-          pending_ = absl::DataLossError(StrCat("'", source_->path(), "' holds corrupt gzip data near compressed byte ",
-                                                disk_bytes(), " (", produced_ + (start_out - state_.avail_out),
-                                                " bytes decompressed): incorrect header check"));
+          pending_ = Corrupt(start_out, "incorrect header check");
           break;
         }
         StartMember();
@@ -317,6 +313,13 @@ class GzipStream : public DecodingStream {
     state_.avail_in = avail_in;
     state_.next_out = next_out;
     state_.avail_out = avail_out;
+  }
+  // The fault found where the input stands, `start_out` being the output room this Read began
+  // with (what it decoded before the fault counts).
+  absl::Status Corrupt(size_t start_out, std::string_view what) const {
+    return absl::DataLossError(StrCat("'", source_->path(), "' holds corrupt gzip data near compressed byte ",
+                                      disk_bytes(), " (", produced_ + (start_out - state_.avail_out),
+                                      " bytes decompressed): ", what));
   }
   // zlib's words for what ISA-L found (the messages users search for).
   static std::string_view InflateError(int rc) {
