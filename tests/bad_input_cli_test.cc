@@ -7,8 +7,6 @@
 // train, encode and decode back, and train reports them in its summary as count does.
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
-#include <zstd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -21,10 +19,13 @@
 #include "gtest/gtest.h"
 #include "reference/cli_expect.h"
 #include "reference/cli_runner.h"
+#include "reference/compress.h"
 
 namespace tokenmill {
 namespace {
 
+using testing::GzipCompress;
+using testing::ZstdCompress;
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -93,27 +94,7 @@ std::string TrainTokenizer(const TempDir& dir, const std::string& name = "tok.js
   return tokenizer;
 }
 
-std::string Gzip(const std::string& text) {
-  z_stream z{};
-  EXPECT_EQ(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&z, text.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  z.avail_in = static_cast<uInt>(text.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
 
-std::string Zstd(const std::string& text) {
-  std::string out(ZSTD_compressBound(text.size()), '\0');
-  size_t n = ZSTD_compress(out.data(), out.size(), text.data(), text.size(), 3);
-  EXPECT_FALSE(ZSTD_isError(n));
-  out.resize(n);
-  return out;
-}
 
 // The offset just past the JSON array or object that starts at `open` (npos if it does not end).
 size_t EndOfJsonValue(const std::string& json, size_t open) {
@@ -343,8 +324,8 @@ TEST(BadInputCli, TruncatedOrCorruptCompressionNamesFileOffsetAndBytesDecompress
   };
   std::vector<Case> cases;
   {
-    const std::string z = Zstd(a) + Zstd(b);
-    const std::string cut = z + Zstd(c).substr(0, 9);  // header and part of a block
+    const std::string z = ZstdCompress(a) + ZstdCompress(b);
+    const std::string cut = z + ZstdCompress(c).substr(0, 9);  // header and part of a block
     cases.push_back({"cut.txt.zst", cut, "is truncated", cut.size(), cut.size(), a.size() + b.size()});
     // A frame header whose reserved bit is set: corrupt at once.
     const std::string bad = z + std::string("\x28\xb5\x2f\xfd\x08\x00\x00\x00", 8);
@@ -352,8 +333,8 @@ TEST(BadInputCli, TruncatedOrCorruptCompressionNamesFileOffsetAndBytesDecompress
                      z.size() + 8, a.size() + b.size()});
   }
   {
-    const std::string g = Gzip(a) + Gzip(b);
-    const std::string cut = g + Gzip(c).substr(0, 20);
+    const std::string g = GzipCompress(a) + GzipCompress(b);
+    const std::string cut = g + GzipCompress(c).substr(0, 20);
     cases.push_back({"cut.txt.gz", cut, "is truncated", cut.size(), cut.size(), a.size() + b.size()});
     // A member whose header names compression method 9 (only 8, deflate, exists).
     const std::string bad = g + std::string("\x1f\x8b\x09\x00\x00\x00\x00\x00\x00\x03", 10) + "xyz";

@@ -6,7 +6,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -25,6 +24,7 @@
 #include "model/hf_json.h"
 #include "model/tiktoken_file.h"
 #include "reference/cli_runner.h"
+#include "reference/compress.h"
 
 namespace tokenmill {
 namespace {
@@ -258,20 +258,8 @@ TEST(BadInput, NulBytesAndInvalidUtf8AreTrainedOnLosslessly) {
 
 TEST(BadInput, TruncatedOrCorruptCompressionNamesTheFileAndWritesNothing) {
   TempDir dir;
-  std::string gz;
-  {
-    std::string text = Corpus();
-    z_stream z{};
-    ASSERT_EQ(deflateInit2(&z, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
-    gz.resize(deflateBound(&z, text.size()) + 32);
-    z.next_in = reinterpret_cast<Bytef*>(text.data());
-    z.avail_in = static_cast<uInt>(text.size());
-    z.next_out = reinterpret_cast<Bytef*>(gz.data());
-    z.avail_out = static_cast<uInt>(gz.size());
-    ASSERT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
-    gz.resize(z.total_out);
-    deflateEnd(&z);
-  }
+  const std::string gz = testing::GzipCompress(Corpus());
+  ASSERT_FALSE(gz.empty());
   std::string corrupt = gz;
   corrupt[corrupt.size() / 2] ^= 0x55;
   const std::vector<std::pair<std::string, std::string>> kBad = {

@@ -21,8 +21,8 @@
 #include "corpus/text_stats.h"
 #include "gtest/gtest.h"
 #include "reference/cli_runner.h"
+#include "reference/compress.h"
 #include "zlib.h"
-#include "zstd.h"
 
 namespace tokenmill {
 namespace {
@@ -122,8 +122,7 @@ TEST(BatchReader, EveryByteInExactlyOneBatch) {
   std::string text =
       "line one\n\nline  two is longer\nx\n a b c d e f\n\xe8\xaf\x97\xe6\xad\x8c\xe3\x80\x82\n"
       "\xe5\xb1\xb1\xe6\xb0\xb4\nno newline at end";
-  std::string zst(ZSTD_compressBound(text.size()), '\0');
-  zst.resize(ZSTD_compress(zst.data(), zst.size(), text.data(), text.size(), 1));
+  const std::string zst = testing::ZstdCompress(text, 1);
   std::string plain = dir.Write("t.txt", text), compressed = dir.Write("t.txt.zst", zst);
   dir.Write("empty.txt", "");
   auto inputs = ResolveInputs({plain, compressed, dir.File("empty.txt")}, InputSelection{});
@@ -195,8 +194,7 @@ TEST(BatchReader, InInputOrderLaterInputsAreReadAheadAndEachStreamInTicketOrder)
       paths.push_back(dir.Write("plain.txt", text));
       continue;
     }
-    std::string zst(ZSTD_compressBound(text.size()), '\0');
-    zst.resize(ZSTD_compress(zst.data(), zst.size(), text.data(), text.size(), 1));
+    const std::string zst = testing::ZstdCompress(text, 1);
     paths.push_back(dir.Write("s" + std::to_string(f) + ".txt.zst", zst));
   }
   auto inputs = ResolveInputs(paths, InputSelection{});
@@ -274,8 +272,7 @@ TEST(BatchReader, InInputOrderNeitherPipesNorFarAheadAreReadAhead) {
   testing::TempDir dir;
   std::string text;
   for (int i = 0; text.size() < 20000; ++i) text += "line " + std::to_string(i) + "\n";
-  std::string zst(ZSTD_compressBound(text.size()), '\0');
-  zst.resize(ZSTD_compress(zst.data(), zst.size(), text.data(), text.size(), 1));
+  const std::string zst = testing::ZstdCompress(text, 1);
   const std::string compressed = dir.Write("s.txt.zst", zst);
   auto resolved = ResolveInputs({compressed}, InputSelection{});
   ASSERT_TRUE(resolved.ok()) << resolved.status();
@@ -319,8 +316,7 @@ TEST(BatchReader, InInputOrderAbandonKeepsTheOrderAndEndsTheStream) {
   testing::TempDir dir;
   std::string text;
   for (int i = 0; text.size() < 40000; ++i) text += "line " + std::to_string(i) + "\n";
-  std::string zst(ZSTD_compressBound(text.size()), '\0');
-  zst.resize(ZSTD_compress(zst.data(), zst.size(), text.data(), text.size(), 1));
+  const std::string zst = testing::ZstdCompress(text, 1);
   auto inputs = ResolveInputs({dir.Write("s.txt.zst", zst)}, InputSelection{});
   ASSERT_TRUE(inputs.ok()) << inputs.status();
   BatchReaderOptions options;
@@ -353,8 +349,7 @@ TEST(InputFiles, FormatsFromMagicAndExtension) {
   dir.Write("a.jsonl", "{}\n");
   dir.Write("b.JSON", "{}\n");
   dir.Write("c.txt", "x\n");
-  std::string zst(ZSTD_compressBound(3), '\0');
-  zst.resize(ZSTD_compress(zst.data(), zst.size(), "{}\n", 3, 1));
+  const std::string zst = testing::ZstdCompress("{}\n", 1);
   dir.Write("d.jsonl.zst", zst);
   dir.Write("e.bin", zst);  // compressed without the extension: the magic decides
   auto inputs = ResolveInputs({dir.path()}, InputSelection{});
@@ -383,13 +378,8 @@ TEST(InputFiles, ZstdStartingWithASkippableFrameIsZstd) {
     for (int i = 0; i < 4; ++i) frame.push_back(static_cast<char>(payload.size() >> (8 * i)));
     return frame + payload;
   };
-  auto zstd = [](const std::string& text) {
-    std::string out(ZSTD_compressBound(text.size()), '\0');
-    out.resize(ZSTD_compress(out.data(), out.size(), text.data(), text.size(), 3));
-    return out;
-  };
   const std::string first = "the first frame's lines\n", second = "and the second's\n";
-  const std::string bytes = skippable(0, "1234") + zstd(first) + skippable(0xF, "") + zstd(second);
+  const std::string bytes = skippable(0, "1234") + testing::ZstdCompress(first) + skippable(0xF, "") + testing::ZstdCompress(second);
   for (const std::string name : {"s.zst", "s.bin"}) {
     SCOPED_TRACE(name);
     auto inputs = ResolveInputs({dir.Write(name, bytes)}, InputSelection{});
@@ -420,19 +410,6 @@ TEST(InputFiles, ZstdStartingWithASkippableFrameIsZstd) {
 // refused as a corrupt header, however few.
 TEST(ByteStream, GzipMembersAreReadWholeWhereverTheyMeetAReadsEnd) {
   testing::TempDir dir;
-  auto gzip = [](const std::string& text, int level) {
-    z_stream z{};
-    EXPECT_EQ(deflateInit2(&z, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-    std::string out(deflateBound(&z, text.size()) + 64, '\0');
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-    z.avail_in = static_cast<uInt>(text.size());
-    z.next_out = reinterpret_cast<Bytef*>(out.data());
-    z.avail_out = static_cast<uInt>(out.size());
-    EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
-    out.resize(z.total_out);
-    deflateEnd(&z);
-    return out;
-  };
   auto read_all = [&](const std::string& path, std::string* text) -> absl::Status {
     auto inputs = ResolveInputs({path}, InputSelection{});
     if (!inputs.ok()) return inputs.status();
@@ -449,7 +426,7 @@ TEST(ByteStream, GzipMembersAreReadWholeWhereverTheyMeetAReadsEnd) {
   // A member with every optional header field (FEXTRA, FNAME, FCOMMENT, FHCRC: 35 header
   // bytes), as gzip -N, bgzip and other tools write some of them; zlib writes none.
   auto gzip_fields = [&](const std::string& text) {
-    std::string member = gzip(text, 6);  // its deflate data and trailer, after a 10-byte header
+    std::string member = testing::GzipCompress(text, 6);  // its deflate data and trailer, after a 10-byte header
     std::string header = std::string("\x1f\x8b\x08\x1e\0\0\0\0\0\x03", 10);
     header += std::string("\x06\0BC\x02\0xy", 8);  // XLEN 6: one subfield
     header += std::string("name.txt\0", 9) + std::string("a comment\0", 10);
@@ -462,7 +439,7 @@ TEST(ByteStream, GzipMembersAreReadWholeWhereverTheyMeetAReadsEnd) {
   std::string noise(size_t{1} << 20, '\0');
   for (char& c : noise) c = static_cast<char>(random());
   const std::string second = "the second member\n", third = "and a third after zeros\n";
-  const std::string rest = gzip_fields(second) + std::string(5, '\0') + gzip(third, 9);
+  const std::string rest = gzip_fields(second) + std::string(5, '\0') + testing::GzipCompress(third, 9);
   constexpr size_t kRead = size_t{1} << 20;
   int placed = 0;
   for (int d = -40; d <= 12; ++d) {
@@ -471,7 +448,7 @@ TEST(ByteStream, GzipMembersAreReadWholeWhereverTheyMeetAReadsEnd) {
     size_t length = kRead - 18 - 5 * 17 + static_cast<size_t>(d);
     std::string first;
     for (int tries = 0; tries < 8; ++tries) {
-      first = gzip(noise.substr(0, length), 0);
+      first = testing::GzipCompress(noise.substr(0, length), 0);
       const long off = static_cast<long>(kRead) + d - static_cast<long>(first.size());
       if (off == 0) break;
       length = static_cast<size_t>(static_cast<long>(length) + off);

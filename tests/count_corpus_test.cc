@@ -5,8 +5,6 @@
 
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
-#include <zstd.h>
 
 #include <fstream>
 #include <random>
@@ -23,10 +21,13 @@
 #include "pretokenize/special_tokens.h"
 #include "pretokenize/text_prep.h"
 #include "reference/cli_runner.h"
+#include "reference/compress.h"
 
 namespace tokenmill {
 namespace {
 
+using testing::GzipCompress;
+using testing::ZstdCompress;
 using ::testing::HasSubstr;
 using testing::TempDir;
 
@@ -53,26 +54,7 @@ WordCounts SerialCount(const std::string& text, const CountCorpusOptions& option
   return counts;
 }
 
-std::string Zstd(const std::string& data) {
-  std::string out(ZSTD_compressBound(data.size()), '\0');
-  size_t n = ZSTD_compress(out.data(), out.size(), data.data(), data.size(), 3);
-  out.resize(n);
-  return out;
-}
 
-std::string Gzip(const std::string& data) {
-  z_stream z{};
-  deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&z, data.size()), '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = static_cast<uInt>(data.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
 
 // Mixed text: English-like words, code, CJK, runs of spaces and newlines, blank lines, a last
 // line without '\n', invalid UTF-8 and NUL bytes.
@@ -114,7 +96,7 @@ TEST(CountCorpus, SameCountsForAnyThreadCountShardAndBatchSize) {
   TempDir dir;
   std::string text = MixedText(400, 1);
   std::string path = dir.Write("mixed.txt", text);
-  std::string zst = dir.Write("mixed.txt.zst", Zstd(text));
+  std::string zst = dir.Write("mixed.txt.zst", ZstdCompress(text));
   CountCorpusOptions base = Quiet({path});
   WordCounts expected = SerialCount(text, base);
   uint64_t lines = 0;
@@ -141,22 +123,22 @@ TEST(CountCorpus, PlainZstdGzipSplitFolderAndGlobAgree) {
   TempDir dir;
   std::string text = MixedText(300, 2);
   std::string plain = dir.Write("all.txt", text);
-  std::string zst = dir.Write("all.txt.zst", Zstd(text));
-  std::string gz = dir.Write("all.txt.gz", Gzip(text));
+  std::string zst = dir.Write("all.txt.zst", ZstdCompress(text));
+  std::string gz = dir.Write("all.txt.gz", GzipCompress(text));
   // Concatenated gzip members and zstd frames are one stream each.
   std::string half1 = text.substr(0, text.size() / 2), half2 = text.substr(text.size() / 2);
   size_t cut = half1.rfind('\n') + 1;  // split files at a line boundary
   half2 = half1.substr(cut) + half2;
   half1 = half1.substr(0, cut);
-  std::string gz2 = dir.Write("members.txt.gz", Gzip(half1) + Gzip(half2));
+  std::string gz2 = dir.Write("members.txt.gz", GzipCompress(half1) + GzipCompress(half2));
   // Zero bytes after a member are padding, passed over as Python's gzip module does.
-  std::string gz_padded = dir.Write("padded.txt.gz", Gzip(half1) + std::string(700, '\0') + Gzip(half2) +
+  std::string gz_padded = dir.Write("padded.txt.gz", GzipCompress(half1) + std::string(700, '\0') + GzipCompress(half2) +
                                                          std::string(5000, '\0'));
-  std::string zst2 = dir.Write("frames.txt.zst", Zstd(half1) + Zstd(half2));
+  std::string zst2 = dir.Write("frames.txt.zst", ZstdCompress(half1) + ZstdCompress(half2));
   ASSERT_EQ(::mkdir(dir.File("split").c_str(), 0755), 0);
   ASSERT_EQ(::mkdir(dir.File("split/sub").c_str(), 0755), 0);
   dir.Write("split/a.txt", half1);
-  dir.Write("split/sub/b.txt.zst", Zstd(half2));
+  dir.Write("split/sub/b.txt.zst", ZstdCompress(half2));
   dir.Write("split/ignored.md", "not counted\n");
 
   CorpusCounts reference = CountOrDie(Quiet({plain}));
@@ -202,7 +184,7 @@ TEST(CountCorpus, FileModeCutsOnlyWherePiecesEndForEveryPreset) {
   TempDir dir;
   for (const std::string& text : {MixedText(200, 3), ChineseLines(300, 4)}) {
     std::string path = dir.Write("doc.txt", text);
-    std::string zst = dir.Write("doc.txt.zst", Zstd(text));
+    std::string zst = dir.Write("doc.txt.zst", ZstdCompress(text));
     for (const char* preset : {"gpt2", "cl100k", "o200k", "qwen2", "whitespace", "bert"}) {
       CountCorpusOptions options = Quiet({path, zst});
       options.pretokenizer.preset = preset;
@@ -250,8 +232,8 @@ TEST(CountCorpus, JsonLinesFieldExtraction) {
       "tab\there \"quoted\" back\\slash\nnew line", "caf\xc3\xa9 \xf0\x9f\x98\x80 end",
       std::string("slash/ unicode \xe4\xb8\xad\xe6\x96\x87 nul") + '\0' + "byte"};
   // The last copy saved with a byte order mark first (RFC 8259 lets a parser pass over it).
-  CountCorpusOptions options = Quiet({dir.Write("r.jsonl", jsonl), dir.Write("r.jsonl.zst", Zstd(jsonl)),
-                                      dir.Write("r.json.gz", Gzip(jsonl)), dir.Write("bom.jsonl", "\xEF\xBB\xBF" + jsonl)});
+  CountCorpusOptions options = Quiet({dir.Write("r.jsonl", jsonl), dir.Write("r.jsonl.zst", ZstdCompress(jsonl)),
+                                      dir.Write("r.json.gz", GzipCompress(jsonl)), dir.Write("bom.jsonl", "\xEF\xBB\xBF" + jsonl)});
   options.shard_bytes = 5;
   options.batch_bytes = 5;
   options.threads = 2;
@@ -278,7 +260,7 @@ TEST(CountCorpus, MalformedJsonNamesFileAndLineOrIsSkipped) {
   std::string jsonl = "{\"text\":\"one\"}\n{\"text\":\"two\"}\n\n{\"text\":\"three\"} trailing\n"
                       "{\"other\":\"x\"}\n{\"text\":\"four\"}\n";
   std::string plain = dir.Write("bad.jsonl", jsonl);
-  std::string zst = dir.Write("bad.jsonl.zst", Zstd(jsonl));
+  std::string zst = dir.Write("bad.jsonl.zst", ZstdCompress(jsonl));
   for (const std::string& path : {plain, zst}) {
     CountCorpusOptions options = Quiet({path});
     options.shard_bytes = 3;
@@ -342,7 +324,7 @@ std::pair<std::string, std::string> ReadInSteps(const std::string& path, size_t 
 TEST(ByteStream, DamagedInputYieldsTheSameBytesAndErrorWhateverTheReadSize) {
   TempDir dir;
   std::string text = MixedText(40000, 9);  // several zstd blocks
-  std::string zst = Zstd(text), gz = Gzip(text);
+  std::string zst = ZstdCompress(text), gz = GzipCompress(text);
   std::string corrupt = zst;
   corrupt[corrupt.size() * 3 / 4] ^= 0x55;
   std::string files[] = {dir.Write("cut.txt.zst", zst.substr(0, zst.size() / 2)),
@@ -375,9 +357,9 @@ TEST(CountCorpus, TheFirstProblemInInputOrderIsReportedWhateverTheBatchSizeOrThr
   std::string records;
   for (int i = 0; i < 30000; ++i) records += "{\"text\":\"record " + std::to_string(i) + "\"}\n";
   std::string jsonl = records.substr(0, 1000) + "{oops}\n" + records;
-  std::string zst = Zstd(jsonl);
+  std::string zst = ZstdCompress(jsonl);
   std::string cut = dir.Write("cut.jsonl.zst", zst.substr(0, zst.size() * 2 / 3));
-  std::string cut_clean = dir.Write("clean.jsonl.zst", Zstd(records).substr(0, Zstd(records).size() * 2 / 3));
+  std::string cut_clean = dir.Write("clean.jsonl.zst", ZstdCompress(records).substr(0, ZstdCompress(records).size() * 2 / 3));
   std::string first_error = error(Quiet({cut_clean}), size_t{1} << 20, 1);
   EXPECT_THAT(first_error, HasSubstr("'" + cut_clean + "' is truncated"));
   for (size_t batch : {size_t{3}, size_t{100}, size_t{1} << 20}) {
@@ -396,7 +378,7 @@ TEST(CountCorpus, TheFirstProblemInInputOrderIsReportedWhateverTheBatchSizeOrThr
   // Across files: the bad record of the first file is reported, not the second file's, though
   // the second is a stream read first and fails at once.
   std::string first = dir.Write("a.jsonl", records + "{oops}\n");
-  std::string second = dir.Write("b.jsonl.gz", Gzip("{bad}\n" + records));
+  std::string second = dir.Write("b.jsonl.gz", GzipCompress("{bad}\n" + records));
   for (int round = 0; round < 5; ++round) {
     EXPECT_THAT(error(Quiet({first, second}), 64, 2), HasSubstr(first + ":30001: malformed JSON"));
   }
@@ -418,7 +400,7 @@ TEST(CountCorpus, BadInputsFailNamingThem) {
   include.include = {"*.txt"};
   EXPECT_THAT(error(include), HasSubstr("matching `include` *.txt"));
 
-  std::string zst = Zstd(text), gz = Gzip(text);
+  std::string zst = ZstdCompress(text), gz = GzipCompress(text);
   std::string zst_path = dir.Write("cut.txt.zst", zst.substr(0, zst.size() / 2));
   std::string gz_path = dir.Write("cut.txt.gz", gz.substr(0, gz.size() / 2));
   EXPECT_THAT(error(Quiet({zst_path})),

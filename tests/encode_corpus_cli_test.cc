@@ -17,7 +17,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -34,12 +33,14 @@
 
 #include "reference/checked.h"
 #include "reference/cli_runner.h"
+#include "reference/compress.h"
 #include "reference/shared_corpus.h"
 #include "reference/sidecar_pattern.h"
 
 namespace tokenmill {
 namespace {
 
+using testing::ZstdCompress;
 using ::testing::HasSubstr;
 using testing::CliResult;
 using testing::ReadAll;
@@ -185,13 +186,6 @@ std::vector<std::string> FilesStartingWith(const std::string& dir, const std::st
   return found;
 }
 
-std::string ZstdCompress(const std::string& text) {
-  std::string out(ZSTD_compressBound(text.size()), '\0');
-  const size_t n = ZSTD_compress(out.data(), out.size(), text.data(), text.size(), 3);
-  EXPECT_FALSE(ZSTD_isError(n));
-  out.resize(ZSTD_isError(n) ? 0 : n);
-  return out;
-}
 
 std::string JsonString(const std::string& s) {
   std::string out = "\"";

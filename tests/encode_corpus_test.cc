@@ -5,7 +5,6 @@
 // Encoder::Encode; an input read ahead fails only when its turn comes (an earlier input's
 // problem is the one reported); a stopped run leaves no file. These run under ThreadSanitizer.
 #include <gtest/gtest.h>
-#include <zstd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -18,19 +17,15 @@
 #include "model/model_file.h"
 #include "reference/checked.h"
 #include "reference/cli_runner.h"
+#include "reference/compress.h"
 #include "reference/sidecar_pattern.h"
 #include "tokens/encode_corpus.h"
 
 namespace tokenmill {
 namespace {
 
+using testing::ZstdCompress;
 using testing::TempDir;
-
-std::string Zstd(const std::string& text) {
-  std::string out(ZSTD_compressBound(text.size()), '\0');
-  out.resize(ZSTD_compress(out.data(), out.size(), text.data(), text.size(), 1));
-  return out;
-}
 
 // Lines that differ from file to file (so that a batch in the wrong place shows).
 std::string Lines(int file, size_t bytes) {
@@ -61,7 +56,7 @@ Corpus MakeCorpus(const TempDir& dir) {
     c.texts.push_back(text);
     const bool plain = f == 3 || f == 8;
     const std::string name = "in" + std::to_string(f) + (plain ? ".txt" : ".txt.zst");
-    c.paths.push_back(dir.Write(name, plain ? text : Zstd(text)));
+    c.paths.push_back(dir.Write(name, plain ? text : ZstdCompress(text, 1)));
   }
   return c;
 }
@@ -162,8 +157,8 @@ TEST(EncodeCorpus, AnInputReadAheadFailsOnlyWhenItsTurnComes) {
   // the first line of input 1, the first read ahead.
   std::string late = Lines(0, 100000) + "the end <|endoftext|> of it\n";
   const uint64_t late_line = static_cast<uint64_t>(std::count(late.begin(), late.end(), '\n'));
-  corpus.paths[0] = dir.Write("in0.txt.zst", Zstd(late));
-  corpus.paths[1] = dir.Write("in1.txt.zst", Zstd("<|endoftext|> first\n" + corpus.texts[1]));
+  corpus.paths[0] = dir.Write("in0.txt.zst", ZstdCompress(late, 1));
+  corpus.paths[1] = dir.Write("in1.txt.zst", ZstdCompress("<|endoftext|> first\n" + corpus.texts[1], 1));
   for (int threads : {1, 8}) {
     SCOPED_TRACE(threads);
     EncodeCorpusOptions o = Options(corpus, dir.File("bad.u32"), threads);
@@ -175,7 +170,7 @@ TEST(EncodeCorpus, AnInputReadAheadFailsOnlyWhenItsTurnComes) {
     EXPECT_FALSE(std::filesystem::exists(dir.File("bad.u32")));
   }
   // Input 0 fixed: input 1's problem is reported.
-  corpus.paths[0] = dir.Write("in0.txt.zst", Zstd(corpus.texts[0]));
+  corpus.paths[0] = dir.Write("in0.txt.zst", ZstdCompress(corpus.texts[0], 1));
   EncodeCorpusOptions o = Options(corpus, dir.File("bad.u32"), 8);
   o.specials = SpecialPolicy::kDisallow;
   absl::StatusOr<EncodeCorpusResult> r = EncodeCorpus(*encoder, o);
