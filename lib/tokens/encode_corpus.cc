@@ -417,14 +417,17 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
     current = std::max(current, to);
     return absl::OkStatus();
   };
+  // The line of byte `offset` of an input: `known` (a stream's batches count their lines), else
+  // found by rereading the input; 0 where it cannot be reread.
+  auto line_of = [&](size_t input, uint64_t offset, uint64_t known) -> uint64_t {
+    if (known != 0) return known;
+    absl::StatusOr<uint64_t> found = reader.LineNumberAt(input, offset);
+    return found.ok() ? *found : 0;
+  };
   // The chunk's problem, located (FILE:LINE where the line is known or found).
   auto located = [&](const Chunk& chunk) -> absl::Status {
     if (!chunk.status.ok()) return chunk.status;
-    uint64_t line = chunk.line;
-    if (line == 0) {
-      absl::StatusOr<uint64_t> found = reader.LineNumberAt(chunk.input, chunk.offset);
-      if (found.ok()) line = *found;
-    }
+    const uint64_t line = line_of(chunk.input, chunk.offset, chunk.line);
     const std::string name = reader.inputs()[chunk.input].display_name();
     std::string where = line != 0 ? StrCat(name, ":", line) : StrCat(name, " at byte ", chunk.offset);
     absl::Status error = absl::InvalidArgumentError(StrCat(where, ": ", chunk.detail));
@@ -481,11 +484,7 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
     result.bytes += chunk->text_bytes;
     if (chunk->skipped > 0 && input < first_skipped_input) {
       first_skipped_input = input;
-      uint64_t line = chunk->skipped_line;
-      if (line == 0) {
-        absl::StatusOr<uint64_t> found = reader.LineNumberAt(input, chunk->skipped_offset);
-        if (found.ok()) line = *found;
-      }
+      const uint64_t line = line_of(input, chunk->skipped_offset, chunk->skipped_line);
       result.first_skipped = StrCat(reader.inputs()[input].display_name(), ":", line, ": ",
                                     chunk->first_skipped);
     }
