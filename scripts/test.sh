@@ -45,7 +45,7 @@ trap 'rm -f "$log" "$pylog"' EXIT
 echo "== pytest python/tests"
 pystatus=0
 PYTHONPATH="$py_build/python" TOKENMILL_CLI="$py_build/tokenmill" TOKENMILL_SOURCE_DIR="$root" \
-  TOKENMILL_VOCAB_DIR="$build_dir/test_vocab/vocab" \
+  TOKENMILL_VOCAB_DIR="$build_dir/test_vocab/vocab" TOKENMILL_CACHE_DIR="$py_build/test_vocab_cache" \
   /usr/bin/python3 -m pytest -q -rs -p no:cacheprovider "$root/python/tests" 2>&1 | tee "$pylog" ||
   pystatus=$?
 ((pystatus == 0)) || status=$pystatus

@@ -252,6 +252,12 @@ void PrintStats(const Model& model, const EncodeCorpusResult& r) {
 
 }  // namespace
 
+// What --tokenizer's help says of the cache of loaded vocabularies (model/vocab_cache.h).
+constexpr std::string_view kCacheHelp =
+    "A .tiktoken of 256 KiB or more is loaded once into tables kept in $TOKENMILL_CACHE_DIR "
+    "(else $XDG_CACHE_HOME/tokenmill, else ~/.cache/tokenmill; at most 16 vocabularies; "
+    "TOKENMILL_CACHE_DIR=off: none), which later runs read instead of building them again";
+
 int RunEncode(int argc, char** argv) {
   EncodeCommandOptions options;
   EncodeCorpusOptions& corpus = options.corpus;
@@ -264,7 +270,8 @@ int RunEncode(int argc, char** argv) {
                 "(nanoGPT's train.bin), u32, npy; --eot after each document, --index a\n"
                 "Megatron .idx. The output appears only when complete.\n"
                 "The tokenizer is a tokenizer.json, a .tiktoken (with its .json sidecar) or vocab.txt.");
-  flags.AddString("tokenizer", &options.tokenizer, "tokenizer.json or .tiktoken to encode with (required)");
+  flags.AddString("tokenizer", &options.tokenizer,
+                  "tokenizer.json or .tiktoken to encode with (required). " + std::string(kCacheHelp));
   flags.AddString("output", &corpus.output,
                   "where to write the ids (- : stdout); written to a temporary file and renamed "
                   "when complete, so an interrupted run leaves nothing");
@@ -489,7 +496,8 @@ int RunDecode(int argc, char** argv) {
   FlagSet flags("decode", "--tokenizer FILE [FILE]",
                 "Decodes lines of space-separated token ids from FILE (or stdin) back into the\n"
                 "exact bytes they encode. Newlines between lines are not added: they are ids too.");
-  flags.AddString("tokenizer", &options.tokenizer, "tokenizer.json or .tiktoken to decode with (required)");
+  flags.AddString("tokenizer", &options.tokenizer,
+                  "tokenizer.json or .tiktoken to decode with (required). " + std::string(kCacheHelp));
   flags.AddBool("lossy", &options.lossy,
                 "write valid UTF-8: each invalid byte sequence of a line's text becomes U+FFFD");
   flags.AddChoice("input-format", &options.input_format, {"auto", "text", "u16", "u32", "npy"},

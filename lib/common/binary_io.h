@@ -8,8 +8,11 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace tokenmill {
 
@@ -58,5 +61,29 @@ class BinaryReader {
   std::string_view data_;
   size_t offset_ = 0;
 };
+
+// An array of trivially copyable T: a varint count, then its bytes as they lie in memory (this
+// machine's byte order and layout: for a cache that only the same build reads back).
+template <typename T>
+void WriteArray(BinaryWriter& out, std::span<const T> items) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  out.Varint(items.size());
+  out.Raw(std::string_view(reinterpret_cast<const char*>(items.data()), items.size_bytes()));
+}
+
+// WriteArray's array of exactly `count` items copied to `dst`; false when the count differs or
+// the bytes are short.
+template <typename T>
+bool ReadArray(BinaryReader& in, size_t count, T* dst) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  uint64_t n;
+  std::string_view bytes;
+  if (!in.Varint(&n) || n != count || count > in.remaining() / sizeof(T) ||
+      !in.Raw(count * sizeof(T), &bytes)) {
+    return false;
+  }
+  if (count > 0) std::memcpy(static_cast<void*>(dst), bytes.data(), bytes.size());
+  return true;
+}
 
 }  // namespace tokenmill

@@ -383,6 +383,27 @@ absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view r
   return model;
 }
 
+absl::StatusOr<BpeModel> TiktokenModelOf(std::vector<std::string> tokens, std::string_view sidecar_json,
+                                         std::string_view sidecar_source) {
+  TM_ASSIGN_OR_RETURN(Sidecar sidecar, ParseSidecar(sidecar_json, sidecar_source));
+  for (const SpecialToken& s : sidecar.specials) {
+    if (s.id >= tokens.size() || tokens[s.id] != s.content) {
+      return absl::InvalidArgumentError(StrCat(sidecar_source, ": special token '", s.content,
+                                               "' is not at id ", s.id, " of the tokens given"));
+    }
+  }
+  BpeModel model;
+  model.pretokenizer = sidecar.pretokenizer;
+  model.priority = MergePriority::kTokenRank;
+  model.ignore_merges = true;
+  model.tokens = std::move(tokens);
+  std::sort(sidecar.specials.begin(), sidecar.specials.end(),
+            [](const SpecialToken& a, const SpecialToken& b) { return a.id < b.id; });
+  model.specials = std::move(sidecar.specials);
+  model.rank_merges_implied = true;
+  return model;
+}
+
 absl::StatusOr<TiktokenText> ToTiktoken(const Model& model, std::string_view name) {
   if (model.type() != ModelType::kBpe || model.units().kind() != UnitKind::kByte) {
     return absl::InvalidArgumentError(
@@ -447,8 +468,7 @@ absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path) {
   return LoadTiktoken(ranks_path, ranks.view());
 }
 
-absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path, std::string_view ranks,
-                                      TokenTable* index) {
+absl::StatusOr<std::string> ReadTiktokenSidecar(const std::string& ranks_path) {
   std::string sidecar_path = TiktokenSidecarPath(ranks_path);
   absl::StatusOr<std::string> sidecar = ReadFile(sidecar_path);
   if (!sidecar.ok()) {
@@ -456,7 +476,13 @@ absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path, std::string
         StrCat(ranks_path, ": needs its JSON sidecar ", sidecar_path,
                " (pattern and special tokens): ", sidecar.status().message()));
   }
-  return FromTiktoken(ranks, ranks_path, *sidecar, sidecar_path, index);
+  return sidecar;
+}
+
+absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path, std::string_view ranks,
+                                      TokenTable* index) {
+  TM_ASSIGN_OR_RETURN(std::string sidecar, ReadTiktokenSidecar(ranks_path));
+  return FromTiktoken(ranks, ranks_path, sidecar, TiktokenSidecarPath(ranks_path), index);
 }
 
 absl::Status SaveTiktoken(const Model& model, const std::string& ranks_path) {

@@ -16,6 +16,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "model/bpe/bpe_model.h"
@@ -37,6 +38,13 @@ absl::StatusOr<BpeModel> FromTiktoken(std::string_view ranks, std::string_view r
                                       std::string_view sidecar, std::string_view sidecar_source,
                                       TokenTable* index = nullptr);
 
+// The model FromTiktoken(ranks, ..., sidecar, sidecar_source) gave, from the tokens it gave
+// (`tokens`: its model.tokens, the specials at their ids) and the sidecar: for a cache of loaded
+// vocabularies (vocab_cache.h) keyed by both files' bytes. Fails when the sidecar's special
+// tokens are not at their ids in `tokens`.
+absl::StatusOr<BpeModel> TiktokenModelOf(std::vector<std::string> tokens, std::string_view sidecar,
+                                         std::string_view sidecar_source);
+
 // Writes `model`; `name` goes into the sidecar. Fails when the model cannot be said in this
 // format: not byte-level BPE, or regular ids with a gap no special token fills.
 absl::StatusOr<TiktokenText> ToTiktoken(const Model& model, std::string_view name);
@@ -52,6 +60,8 @@ absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path);
 // `index` as in FromTiktoken.
 absl::StatusOr<BpeModel> LoadTiktoken(const std::string& ranks_path, std::string_view ranks,
                                       TokenTable* index = nullptr);
+// The JSON sidecar of the ranks file at `ranks_path`; the error says the ranks file needs it.
+absl::StatusOr<std::string> ReadTiktokenSidecar(const std::string& ranks_path);
 absl::Status SaveTiktoken(const Model& model, const std::string& ranks_path);
 
 }  // namespace tokenmill

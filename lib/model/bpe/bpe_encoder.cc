@@ -20,7 +20,7 @@ bool AllThreeByte(const unsigned char* p, size_t chars) {
 }  // namespace
 
 BpeEncoder::BpeEncoder(const BpeModel& model, const EncoderOptions& options,
-                       const std::vector<bool>& is_special, std::optional<TokenTable> tokens)
+                       const std::vector<bool>& is_special, Tables prebuilt)
     : model_(model),
       ignore_merges_(model.ignore_merges),
       options_(options),
@@ -32,15 +32,19 @@ BpeEncoder::BpeEncoder(const BpeModel& model, const EncoderOptions& options,
   // The characters' BPE needs the tables; the boundaries CharSegments may split at need only
   // the tokens, so they are found beside both (o200k_base handed its token table, 2 cores:
   // 2.8 ms for the boundaries, 2.2 ms for the characters, one after the other before).
-  const bool have_tokens = tokens.has_value();
-  if (have_tokens) token_table_ = *std::move(tokens);
+  const bool have_tokens = prebuilt.tokens.has_value();
+  if (have_tokens) token_table_ = *std::move(prebuilt.tokens);
+  const bool have_segments = prebuilt.segments.has_value();
+  if (have_segments) segments_ = *std::move(prebuilt.segments);
   auto tables_then_chars = [&] {
     tbb::parallel_invoke([&] {
                            if (!have_tokens) token_table_.Build(model_.tokens, is_special);
                          },
                          [&] {
                            if (model_.rank_merges_implied) {
-                             rank_byte_pairs_ = RankBytePairs(model_.tokens, is_special);
+                             rank_byte_pairs_ = prebuilt.rank_byte_pairs
+                                                    ? *std::move(prebuilt.rank_byte_pairs)
+                                                    : RankBytePairs(model_.tokens, is_special);
                            } else {
                              pair_table_.Build(model_.merges, model_.priority);
                            }
@@ -52,10 +56,10 @@ BpeEncoder::BpeEncoder(const BpeModel& model, const EncoderOptions& options,
     for (int b = 0; b < 256; ++b) {
       byte_token_[b] = token_table_.Find(std::string_view(reinterpret_cast<const char*>(&b), 1));
     }
-    if (options_.split_pieces) segments_.EncodeChars(bpe_, model_.tokens.size());
+    if (options_.split_pieces && !have_segments) segments_.EncodeChars(bpe_, model_.tokens.size());
   };
   tbb::parallel_invoke(tables_then_chars, [&] {
-    if (options_.split_pieces) segments_.MarkBoundaries(model_.tokens);
+    if (options_.split_pieces && !have_segments) segments_.MarkBoundaries(model_.tokens);
   });
 }
 
@@ -78,25 +82,74 @@ absl::StatusOr<std::unique_ptr<BpeEncoder>> BpeEncoder::Create(const BpeModel& m
                                                                const EncoderOptions& options) {
   TM_RETURN_IF_ERROR(CheckRanks(model));
   const std::vector<bool> is_special = SpecialIds(model);
-  return std::unique_ptr<BpeEncoder>(new BpeEncoder(model, options, is_special, std::nullopt));
+  return std::unique_ptr<BpeEncoder>(new BpeEncoder(model, options, is_special, Tables{}));
 }
 
 absl::StatusOr<std::unique_ptr<BpeEncoder>> BpeEncoder::Create(const BpeModel& model,
                                                                const EncoderOptions& options,
                                                                TokenTable tokens) {
+  Tables tables;
+  tables.tokens = std::move(tokens);
+  return Create(model, options, std::move(tables));
+}
+
+absl::StatusOr<std::unique_ptr<BpeEncoder>> BpeEncoder::Create(const BpeModel& model,
+                                                               const EncoderOptions& options,
+                                                               Tables tables) {
   TM_RETURN_IF_ERROR(CheckRanks(model));
   const std::vector<bool> is_special = SpecialIds(model);
-  size_t regular = 0;
-  for (size_t id = 0; id < model.tokens.size(); ++id) {
-    regular += !is_special[id] && !model.tokens[id].empty();
+  if (tables.tokens) {
+    size_t regular = 0;
+    for (size_t id = 0; id < model.tokens.size(); ++id) {
+      regular += !is_special[id] && !model.tokens[id].empty();
+    }
+    if (tables.tokens->size() != regular) {
+      return absl::InternalError(absl::StrFormat(
+          "the token table handed to the encoder holds %d tokens, the model %d",
+          tables.tokens->size(), regular));
+    }
   }
-  if (tokens.size() != regular) {
-    return absl::InternalError(absl::StrFormat(
-        "the token table handed to the encoder holds %d tokens, the model %d", tokens.size(),
-        regular));
+  if ((tables.rank_byte_pairs && !model.rank_merges_implied) ||
+      (tables.segments && !options.split_pieces)) {
+    return absl::InternalError("a table handed to the encoder that this model does not use");
   }
   return std::unique_ptr<BpeEncoder>(
-      new BpeEncoder(model, options, is_special, std::move(tokens)));
+      new BpeEncoder(model, options, is_special, std::move(tables)));
+}
+
+absl::StatusOr<BpeEncoder::Tables> BpeEncoder::ReadTables(std::string_view bytes, size_t id_bound,
+                                                          bool rank_merges_implied,
+                                                          const EncoderOptions& options) {
+  auto refused = [] { return absl::InvalidArgumentError("not this model's encoder tables"); };
+  BinaryReader in(bytes);
+  Tables tables;
+  uint64_t has_byte_pairs, has_segments;
+  if (!tables.tokens.emplace().ReadFrom(in, id_bound) || !in.Varint(&has_byte_pairs) ||
+      has_byte_pairs != (rank_merges_implied ? 1 : 0)) {
+    return refused();
+  }
+  if (has_byte_pairs == 1) {
+    std::vector<PairMerge>& pairs = tables.rank_byte_pairs.emplace(size_t{1} << 16);
+    if (!ReadArray(in, pairs.size(), pairs.data())) return refused();
+    for (const PairMerge& p : pairs) {
+      if (p.priority != PairTable::kNone && (p.priority >= id_bound || p.result != p.priority)) {
+        return refused();
+      }
+    }
+  }
+  if (!in.Varint(&has_segments) || has_segments != (options.split_pieces ? 1 : 0) ||
+      (has_segments == 1 && !tables.segments.emplace().ReadFrom(in, id_bound)) || !in.done()) {
+    return refused();
+  }
+  return tables;
+}
+
+void BpeEncoder::AppendTables(BinaryWriter& out) const {
+  token_table_.AppendTo(out);
+  out.Varint(model_.rank_merges_implied);
+  if (model_.rank_merges_implied) WriteArray(out, std::span<const PairMerge>(rank_byte_pairs_));
+  out.Varint(options_.split_pieces);
+  if (options_.split_pieces) segments_.AppendTo(out);
 }
 
 PieceCache* BpeEncoder::LocalCache() const {

@@ -44,6 +44,25 @@ class BpeEncoder : public PieceEncoder {
   static absl::StatusOr<std::unique_ptr<BpeEncoder>> Create(const BpeModel& model,
                                                             const EncoderOptions& options,
                                                             TokenTable tokens);
+  // The tables the encoder makes at start-up, made elsewhere; each one absent is built.
+  struct Tables {
+    std::optional<TokenTable> tokens;  // TokenTable::Build(model.tokens, SpecialIds(model))
+    std::optional<std::vector<PairMerge>> rank_byte_pairs;  // with rank_merges_implied
+    std::optional<CharSegments> segments;                   // with options.split_pieces
+  };
+  // The same, with the tables given (ReadTables'). Fails when the token table's count is not
+  // the model's, or a table is there that the model and options do not use.
+  static absl::StatusOr<std::unique_ptr<BpeEncoder>> Create(const BpeModel& model,
+                                                            const EncoderOptions& options,
+                                                            Tables tables);
+  // The tables made at start-up as bytes, for a cache of loaded vocabularies
+  // (model/vocab_cache.h), and read back, by the same build only (they are its memory
+  // layout), for a model of `id_bound` ids with `rank_merges_implied` and these options: every
+  // table then given. ReadTables does not need the model, so it may run while the model's
+  // tokens are made; it fails when the bytes are not such tables.
+  void AppendTables(BinaryWriter& out) const;
+  static absl::StatusOr<Tables> ReadTables(std::string_view bytes, size_t id_bound,
+                                           bool rank_merges_implied, const EncoderOptions& options);
 
   void EncodeText(std::string_view text, const PreTokenizer& pretokenizer,
                   std::vector<TokenId>& out) const override;
@@ -57,10 +76,9 @@ class BpeEncoder : public PieceEncoder {
   const CharSegments& char_segments() const { return segments_; }
 
  private:
-  // `is_special[id]`: id is a special token's. `tokens`: the token table built already, or
-  // none to build it here.
+  // `is_special[id]`: id is a special token's.
   BpeEncoder(const BpeModel& model, const EncoderOptions& options,
-             const std::vector<bool>& is_special, std::optional<TokenTable> tokens);
+             const std::vector<bool>& is_special, Tables prebuilt);
 
   // EncodePiece with this thread's cache (nullptr: no cache).
   void EncodePieceCached(std::string_view piece, PieceCache* cache, IdWriter& out) const;

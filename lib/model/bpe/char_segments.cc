@@ -70,4 +70,38 @@ void CharSegments::EncodeChars(const PieceBpe& bpe, size_t vocab_size) {
   built_ = true;
 }
 
+void CharSegments::AppendTo(BinaryWriter& out) const {
+  out.Varint(built_);
+  if (!built_) return;
+  WriteArray(out, std::span<const uint64_t>(unsafe_));
+  WriteArray(out, std::span<const uint64_t>(unsafe_summary_));
+  WriteArray(out, std::span<const uint64_t>(chars_));
+}
+
+bool CharSegments::ReadFrom(BinaryReader& in, size_t id_bound) {
+  *this = CharSegments();
+  uint64_t built;
+  if (!in.Varint(&built) || built > 1) return false;
+  if (built == 0) return true;
+  std::vector<uint64_t> unsafe((size_t{1} << 22) / 64), summary((size_t{1} << 16) / 64),
+      chars(size_t{1} << 16);
+  if (!ReadArray(in, unsafe.size(), unsafe.data()) ||
+      !ReadArray(in, summary.size(), summary.data()) ||
+      !ReadArray(in, chars.size(), chars.data())) {
+    return false;
+  }
+  for (uint64_t entry : chars) {  // 1 to 3 ids below id_bound
+    const uint64_t count = entry >> 3 * kIdBits;
+    if (count < 1 || count > 3) return false;
+    for (uint64_t i = 0; i < count; ++i) {
+      if ((entry >> (kIdBits * i) & kIdMask) >= id_bound) return false;
+    }
+  }
+  unsafe_ = std::move(unsafe);
+  unsafe_summary_ = std::move(summary);
+  chars_ = std::move(chars);
+  built_ = true;
+  return true;
+}
+
 }  // namespace tokenmill

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/binary_io.h"
 #include "model/bpe/bpe_model.h"
 #include "model/bpe/piece_bpe.h"
 
@@ -42,6 +43,11 @@ class CharSegments {
   // model's token count (ids of 2^20 and more are not handled: nothing is split).
   void MarkBoundaries(const std::vector<std::string>& tokens);
   void EncodeChars(const PieceBpe& bpe, size_t vocab_size);
+  // What Build() made, as bytes for a cache of loaded vocabularies (model/vocab_cache.h), for
+  // the same build to read back; ReadFrom is false (and nothing is split) when the bytes are not
+  // such a record of ids below `id_bound`.
+  void AppendTo(BinaryWriter& out) const;
+  bool ReadFrom(BinaryReader& in, size_t id_bound);
 
   // Whether `b` starts a 3-byte sequence (e0..ef, then two continuation bytes) within [b, end).
   static bool IsThreeByte(const unsigned char* b, const unsigned char* end) {

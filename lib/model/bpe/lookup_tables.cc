@@ -243,6 +243,55 @@ bool TokenTable::Place(Slot value, size_t slot, size_t end, bool& distinct) {
   return false;
 }
 
+void TokenTable::AppendTo(BinaryWriter& out) const {
+  out.Varint(mask_);
+  out.Varint(size_);
+  out.Varint(longest_);
+  out.Varint(distinct_);
+  WriteArray(out, std::span<const Slot>(slots_.data(), capacity()));
+  WriteArray(out, std::span<const uint64_t>(filter_));
+  out.Bytes(long_keys_);
+}
+
+bool TokenTable::ReadFrom(BinaryReader& in, size_t id_bound) {
+  *this = TokenTable();
+  uint64_t mask, size, longest, distinct;
+  std::string_view long_keys;
+  if (!in.Varint(&mask) || !in.Varint(&size) || !in.Varint(&longest) || !in.Varint(&distinct) ||
+      distinct > 1 || !std::has_single_bit(mask + 1) || mask + 1 < 16 ||
+      mask + 1 > in.remaining() / sizeof(Slot) || size > mask) {
+    return false;
+  }
+  const size_t capacity = mask + 1;
+  HugeArray<Slot> slots(capacity);
+  std::vector<uint64_t> filter((capacity << kFilterBitsLog2) / 64);
+  if (!ReadArray(in, capacity, slots.data()) || !ReadArray(in, filter.size(), filter.data()) ||
+      !in.Bytes(&long_keys)) {
+    return false;
+  }
+  // Every slot in bounds: a full slot's id below id_bound, its long key inside long_keys.
+  size_t full = 0;
+  for (size_t i = 0; i < capacity; ++i) {
+    const Slot& s = slots[i];
+    if (s.size == 0) continue;
+    ++full;
+    if (s.id >= id_bound || s.size > longest ||
+        (s.size > kMaxPackedKey && (s.key.w1 != 0 || s.key.w0 > long_keys.size() ||
+                                     s.size > long_keys.size() - s.key.w0))) {
+      return false;
+    }
+  }
+  if (full != size) return false;
+  slots_ = std::move(slots);
+  filter_ = std::move(filter);
+  long_keys_ = std::string(long_keys);
+  mask_ = mask;
+  size_ = size;
+  longest_ = longest;
+  distinct_ = distinct == 1;
+  return true;
+}
+
 TokenId TokenTable::FindLong(std::string_view bytes) const {
   const uint64_t hash = HashBytes(bytes);
   if (!MayHold(hash)) return kMissing;

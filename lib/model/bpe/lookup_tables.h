@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/binary_io.h"
 #include "common/huge_array.h"
 #include "model/bpe/bpe_model.h"
 #include "model/bpe/byte_hash.h"
@@ -100,6 +101,13 @@ class TokenTable {
   size_t size() const { return size_; }
   // The bytes of the longest token Build() took.
   size_t longest() const { return longest_; }
+
+  // The built table as bytes, for a cache of loaded vocabularies (model/vocab_cache.h); only the
+  // same build may read them back (they are its memory layout and hash).
+  void AppendTo(BinaryWriter& out) const;
+  // A table AppendTo wrote, of ids below `id_bound`; false (and an empty table) when the bytes
+  // are not one: sizes that do not fit, an id or long key out of range.
+  bool ReadFrom(BinaryReader& in, size_t id_bound);
 
   TokenId Find(std::string_view bytes) const {
     size_t n = bytes.size();

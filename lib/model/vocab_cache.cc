@@ -1,0 +1,209 @@
+#include "model/vocab_cache.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <isa-l/crc64.h>
+#include <link.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "common/binary_io.h"
+#include "common/status_macros.h"
+#include "common/strings.h"
+
+namespace tokenmill {
+namespace {
+
+constexpr std::string_view kMagic = "TMVCACHE";
+constexpr uint32_t kFormat = 1;
+constexpr std::string_view kSuffix = ".tmvocab";
+constexpr size_t kKeyChars = 32;  // two CRC-64s in hex
+// magic, format, key, payload size, payload CRC-64
+constexpr size_t kHeaderBytes = kMagic.size() + 4 + kKeyChars + 8 + 8;
+
+uint64_t Crc(uint64_t crc, std::string_view bytes) {
+  return crc64_ecma_refl(crc, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+}
+
+// The ELF build id of the object this code is linked into (the tokenmill executable, the
+// Python module), or "" when it has none.
+std::string ReadBuildId() {
+  struct Search {
+    uintptr_t address;
+    std::string id;
+  } search{reinterpret_cast<uintptr_t>(&ReadBuildId), ""};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) -> int {
+        auto* s = static_cast<Search*>(data);
+        bool here = false;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          const uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+          if (ph.p_type == PT_LOAD && s->address >= start && s->address < start + ph.p_memsz) {
+            here = true;
+          }
+        }
+        if (!here) return 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_NOTE) continue;
+          const size_t align = ph.p_align == 8 ? 8 : 4;
+          auto padded = [&](size_t n) { return (n + align - 1) / align * align; };
+          const char* p = reinterpret_cast<const char*>(info->dlpi_addr + ph.p_vaddr);
+          const char* end = p + ph.p_memsz;
+          while (static_cast<size_t>(end - p) >= sizeof(ElfW(Nhdr))) {
+            const auto* note = reinterpret_cast<const ElfW(Nhdr)*>(p);
+            const char* name = p + sizeof(ElfW(Nhdr));
+            const char* desc = name + padded(note->n_namesz);
+            if (desc > end || note->n_descsz > static_cast<size_t>(end - desc)) break;
+            if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
+                std::memcmp(name, "GNU", 4) == 0) {
+              s->id.assign(desc, note->n_descsz);
+              return 1;
+            }
+            p = desc + padded(note->n_descsz);
+          }
+        }
+        return 1;  // this object, without a build id
+      },
+      &search);
+  return search.id;
+}
+
+const std::string& BuildId() {
+  static const std::string id = ReadBuildId();
+  return id;
+}
+
+std::string Hex64(uint64_t v) {
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+absl::Status MakeFolder(const std::string& folder) {
+  // Each missing component, as `mkdir -p -m 0700` would make the last.
+  for (size_t slash = 1; slash <= folder.size(); ++slash) {
+    if (slash < folder.size() && folder[slash] != '/') continue;
+    const std::string part = folder.substr(0, slash);
+    if (mkdir(part.c_str(), 0700) != 0 && errno != EEXIST) {
+      return absl::InternalError(StrCat("cannot create ", part, ": ", std::strerror(errno)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::optional<VocabCache> VocabCache::FromEnvironment() {
+  if (BuildId().empty()) return std::nullopt;
+  if (const char* dir = std::getenv("TOKENMILL_CACHE_DIR")) {
+    if (dir[0] == '\0' || std::string_view(dir) == "off") return std::nullopt;
+    return VocabCache(dir);
+  }
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] == '/') {
+    return VocabCache(StrCat(xdg, "/tokenmill"));
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') {
+    return VocabCache(StrCat(home, "/.cache/tokenmill"));
+  }
+  return std::nullopt;
+}
+
+std::string VocabCache::KeyOf(std::span<const std::string_view> inputs) {
+  // Two CRC-64s (ECMA and ISO polynomials) of the build id, the format and each input's
+  // length and bytes.
+  uint64_t ecma = 0, iso = 0;
+  auto add = [&](std::string_view bytes) {
+    ecma = Crc(ecma, bytes);
+    iso = crc64_iso_refl(iso, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+  };
+  std::string head;
+  BinaryWriter w(&head);
+  w.Bytes(BuildId());
+  w.Fixed32(kFormat);
+  add(head);
+  for (std::string_view input : inputs) {
+    std::string length;
+    BinaryWriter(&length).Fixed64(input.size());
+    add(length);
+    add(input);
+  }
+  return Hex64(ecma) + Hex64(iso);
+}
+
+std::string VocabCache::PathOf(const std::string& key) const {
+  return StrCat(folder_, "/", key, kSuffix);
+}
+
+std::optional<SharedBytes> VocabCache::Find(const std::string& key) const {
+  const std::string path = PathOf(key);
+  absl::StatusOr<SharedBytes> mapped = MapFile(path);
+  if (!mapped.ok() || mapped->size() < kHeaderBytes) return std::nullopt;
+  BinaryReader in(mapped->view());
+  std::string_view magic, stored_key;
+  uint32_t format;
+  uint64_t size, crc;
+  if (!in.Raw(kMagic.size(), &magic) || magic != kMagic || !in.Fixed32(&format) ||
+      format != kFormat || !in.Raw(kKeyChars, &stored_key) || stored_key != key ||
+      !in.Fixed64(&size) || !in.Fixed64(&crc) || size != in.remaining()) {
+    return std::nullopt;
+  }
+  SharedBytes payload = mapped->Sub(in.offset(), size);
+  if (Crc(0, payload.view()) != crc) return std::nullopt;
+  utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // used now (for the least-recently-used rule)
+  return payload;
+}
+
+absl::Status VocabCache::Store(const std::string& key,
+                               std::span<const std::string_view> payload) const {
+  if (key.size() != kKeyChars) return absl::InvalidArgumentError("not a cache key");
+  TM_RETURN_IF_ERROR(MakeFolder(folder_));
+  uint64_t size = 0, crc = 0;
+  for (std::string_view piece : payload) {
+    size += piece.size();
+    crc = Crc(crc, piece);
+  }
+  std::string header;
+  BinaryWriter w(&header);
+  w.Raw(kMagic);
+  w.Fixed32(kFormat);
+  w.Raw(key);
+  w.Fixed64(size);
+  w.Fixed64(crc);
+  TM_ASSIGN_OR_RETURN(std::unique_ptr<StreamingFile> file, StreamingFile::Create(PathOf(key)));
+  TM_RETURN_IF_ERROR(file->Write(header));
+  for (std::string_view piece : payload) TM_RETURN_IF_ERROR(file->Write(piece));
+  TM_RETURN_IF_ERROR(file->Close());
+  TM_RETURN_IF_ERROR(file->Publish());
+  // The least recently used entries past kMaxEntries go.
+  DIR* dir = opendir(folder_.c_str());
+  if (dir == nullptr) return absl::OkStatus();
+  std::vector<std::pair<int64_t, std::string>> entries;  // (modified, ns; path)
+  while (const dirent* e = readdir(dir)) {
+    const std::string_view name = e->d_name;
+    if (name.size() != kKeyChars + kSuffix.size() || !name.ends_with(kSuffix)) continue;
+    const std::string entry = StrCat(folder_, "/", name);
+    struct stat st;
+    if (stat(entry.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    entries.push_back({int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec, entry});
+  }
+  closedir(dir);
+  if (entries.size() > kMaxEntries) {
+    std::sort(entries.begin(), entries.end(), std::greater<>());  // newest first
+    for (size_t i = kMaxEntries; i < entries.size(); ++i) std::remove(entries[i].second.c_str());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tokenmill

@@ -1,0 +1,368 @@
+// The cache of loaded vocabularies (model/vocab_cache.h): LoadEncoder of a large .tiktoken
+// writes an entry, a later LoadEncoder reads it, and the encoder read from it is the one the
+// files give (same model, same ids on text of every kind, every 3-byte character included).
+// An entry that fails its checks, a cache turned off or unwritable, a small vocabulary and a
+// changed sidecar all still give the files' encoder; at most kMaxEntries entries are kept.
+#include <gtest/gtest.h>
+#include <isa-l/crc64.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "model/bpe/bpe_model.h"
+#include "model/encoder.h"
+#include "model/model_file.h"
+#include "model/tiktoken_file.h"
+#include "model/vocab_cache.h"
+#include "reference/cli_runner.h"
+#include "reference/sidecar_pattern.h"
+
+namespace tokenmill {
+namespace {
+
+using testing::TempDir;
+
+// Sets TOKENMILL_CACHE_DIR for the test's scope.
+class CacheDir {
+ public:
+  explicit CacheDir(const std::string& value) {
+    const char* old = std::getenv("TOKENMILL_CACHE_DIR");
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    setenv("TOKENMILL_CACHE_DIR", value.c_str(), 1);
+  }
+  ~CacheDir() {
+    if (had_) {
+      setenv("TOKENMILL_CACHE_DIR", old_.c_str(), 1);
+    } else {
+      unsetenv("TOKENMILL_CACHE_DIR");
+    }
+  }
+
+ private:
+  bool had_ = false;
+  std::string old_;
+};
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void WriteAll(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+std::vector<std::string> Entries(const std::string& folder) {
+  std::vector<std::string> entries;
+  if (!std::filesystem::exists(folder)) return entries;
+  for (const auto& e : std::filesystem::directory_iterator(folder)) {
+    if (e.path().extension() == ".tmvocab") entries.push_back(e.path().string());
+  }
+  return entries;
+}
+
+// Text of many kinds: English, code, numbers, Chinese and Japanese, emoji, special tokens,
+// invalid UTF-8, and every 3-byte UTF-8 character (the character segments' whole table), in
+// runs of 7 with a space between runs.
+std::string Sample() {
+  std::string text =
+      "Hello world! The quick brown fox jumps over the lazy dog, 12345 times.\n"
+      "int main(int argc, char** argv) { return argc > 1 ? 0 : -1; }  // done\n"
+      "床前明月光，疑是地上霜。举头望明月，低头思故乡。日本語のテキストです。\n"
+      "emoji 🎉🚀 and <|endoftext|> and <|fim_prefix|>x<|fim_suffix|> \xff\xfe bytes\n";
+  for (uint32_t c = 0x800, run = 0; c <= 0xFFFF; ++c) {
+    if (c >= 0xD800 && c <= 0xDFFF) continue;
+    text += static_cast<char>(0xE0 | c >> 12);
+    text += static_cast<char>(0x80 | (c >> 6 & 0x3F));
+    text += static_cast<char>(0x80 | (c & 0x3F));
+    if (++run % 7 == 0) text += run % 70 == 0 ? "\n" : " ";
+  }
+  return text;
+}
+
+std::unique_ptr<Encoder> Load(const std::string& path) {
+  absl::StatusOr<std::unique_ptr<Encoder>> encoder = LoadEncoder(path);
+  EXPECT_TRUE(encoder.ok()) << encoder.status();
+  return encoder.ok() ? *std::move(encoder) : nullptr;
+}
+
+std::vector<TokenId> EncodeOrDie(const Encoder& encoder, const std::string& text) {
+  absl::StatusOr<std::vector<TokenId>> ids = encoder.Encode(text, SpecialPolicy::kAllow);
+  EXPECT_TRUE(ids.ok()) << ids.status();
+  return ids.ok() ? *ids : std::vector<TokenId>{};
+}
+
+// A vocabulary's files copied into `dir` (the sidecar's pattern made absolute as the test
+// vocabularies need).
+std::string CopyVocab(const TempDir& dir, const std::string& name) {
+  const std::string ranks = dir.Write(name + ".tiktoken", ReadAll(testing::TestVocabDir() + name + ".tiktoken"));
+  dir.Write(name + ".json", ReadAll(testing::TestVocabDir() + name + ".json"));
+  return ranks;
+}
+
+const BpeModel& Bpe(const Encoder& e) { return *AsBpe(e.model()); }
+
+// The payload's CRC-64 in an entry's header made right again after an edit of the payload:
+// magic (8), format (4), key (32), payload size (8), payload CRC-64 (8), payload.
+void Reseal(std::string& entry) {
+  constexpr size_t kCrcAt = 8 + 4 + 32 + 8, kPayloadAt = kCrcAt + 8;
+  const uint64_t crc = crc64_ecma_refl(0, reinterpret_cast<const unsigned char*>(entry.data()) + kPayloadAt,
+                                       entry.size() - kPayloadAt);
+  for (int i = 0; i < 8; ++i) entry[kCrcAt + i] = static_cast<char>(crc >> (8 * i) & 0xFF);
+}
+
+TEST(VocabCache, AnEncoderReadFromTheCacheIsTheFilesEncoder) {
+  const std::string text = Sample();
+  for (const std::string name : {"cl100k_base", "o200k_base"}) {
+    SCOPED_TRACE(name);
+    TempDir cache;
+    const std::string ranks = testing::TestVocabDir() + name + ".tiktoken";
+    std::unique_ptr<Encoder> files;
+    {
+      CacheDir off("off");
+      files = Load(ranks);
+    }
+    ASSERT_NE(files, nullptr);
+    absl::StatusOr<BpeModel> read = LoadTiktoken(ranks);
+    ASSERT_TRUE(read.ok()) << read.status();
+    ASSERT_TRUE(Bpe(*files) == *read);
+    const std::vector<TokenId> expected = EncodeOrDie(*files, text);
+    ASSERT_GT(expected.size(), 60000u);
+    CacheDir on(cache.path());
+    std::unique_ptr<Encoder> first = Load(ranks);  // writes the entry
+    ASSERT_NE(first, nullptr);
+    ASSERT_EQ(Entries(cache.path()).size(), 1u);
+    const std::string entry = Entries(cache.path())[0];
+    const std::string written = ReadAll(entry);
+    std::unique_ptr<Encoder> cached = Load(ranks);  // reads it
+    ASSERT_NE(cached, nullptr);
+    EXPECT_EQ(ReadAll(entry), written);  // read, not rewritten
+    EXPECT_TRUE(Bpe(*cached) == *read);
+    EXPECT_EQ(EncodeOrDie(*first, text), expected);
+    EXPECT_EQ(EncodeOrDie(*cached, text), expected);
+    // Every token's bytes, one per line: every entry of the token table looked up (the
+    // whole-piece rule), long keys included.
+    std::string tokens;
+    for (const std::string& token : read->tokens) tokens += token + "\n";
+    EXPECT_EQ(EncodeOrDie(*cached, tokens), EncodeOrDie(*files, tokens));
+    // Batches of lines go through other paths of the encoder (its hot cache of short pieces).
+    std::vector<TokenId> lines_files, lines_cached;
+    std::vector<size_t> ends_files, ends_cached;
+    ASSERT_TRUE(files->EncodeLines(text, SpecialPolicy::kAllow, lines_files, ends_files).ok());
+    ASSERT_TRUE(cached->EncodeLines(text, SpecialPolicy::kAllow, lines_cached, ends_cached).ok());
+    EXPECT_EQ(lines_cached, lines_files);
+    EXPECT_EQ(ends_cached, ends_files);
+  }
+}
+
+TEST(VocabCache, ALaterLoadReadsTheEntry) {
+  // An entry whose token bytes were changed (and its CRC made right) shows in the model a
+  // later load gives: it was read, not the files.
+  TempDir cache;
+  CacheDir on(cache.path());
+  const std::string ranks = testing::TestVocabDir() + "cl100k_base.tiktoken";
+  ASSERT_NE(Load(ranks), nullptr);
+  ASSERT_EQ(Entries(cache.path()).size(), 1u);
+  const std::string path = Entries(cache.path())[0];
+  std::string entry = ReadAll(path);
+  const std::string hello = " hello";
+  std::unique_ptr<Encoder> original = Load(ranks);
+  ASSERT_NE(original, nullptr);
+  const std::vector<std::string> tokens(Bpe(*original).tokens);
+  TokenId id = 0;
+  while (id < tokens.size() && tokens[id] != hello) ++id;
+  ASSERT_LT(id, tokens.size());
+  // The token's bytes in the payload's blob: after the ends, in id order.
+  size_t before = 0;
+  for (TokenId i = 0; i < id; ++i) before += tokens[i].size();
+  std::string blob_bytes;
+  for (const std::string& t : tokens) blob_bytes += t;
+  const size_t at = entry.find(blob_bytes);
+  ASSERT_NE(at, std::string::npos);
+  entry[at + before + 1] = 'j';  // " hello" -> " jello"
+  Reseal(entry);
+  WriteAll(path, entry);
+  std::unique_ptr<Encoder> cached = Load(ranks);
+  ASSERT_NE(cached, nullptr);
+  EXPECT_EQ(Bpe(*cached).tokens[id], " jello");
+}
+
+TEST(VocabCache, AnEntryFailingItsChecksIsReplaced) {
+  const std::string text = Sample();
+  TempDir cache;
+  CacheDir on(cache.path());
+  const std::string ranks = testing::TestVocabDir() + "o200k_base.tiktoken";
+  std::unique_ptr<Encoder> first = Load(ranks);
+  ASSERT_NE(first, nullptr);
+  const std::vector<TokenId> expected = EncodeOrDie(*first, text);
+  const std::string path = Entries(cache.path()).at(0);
+  const std::string good = ReadAll(path);
+  struct Damage {
+    const char* what;
+    std::string bytes;
+  };
+  std::vector<Damage> damages;
+  {
+    std::string flipped = good;
+    flipped[good.size() / 2] ^= 0x10;
+    damages.push_back({"a byte flipped", flipped});
+  }
+  damages.push_back({"truncated", good.substr(0, good.size() - 1000)});
+  damages.push_back({"header only", good.substr(0, 60)});
+  damages.push_back({"empty", ""});
+  {
+    std::string other_magic = good;
+    other_magic[0] = 'X';
+    damages.push_back({"another magic", other_magic});
+  }
+  // Bytes the CRC agrees with that are no entry: the payload's own checks refuse them.
+  {
+    std::string garbage = good;
+    for (size_t i = 60; i < 60 + 4096; ++i) garbage[i] = static_cast<char>(0xFF);
+    Reseal(garbage);
+    damages.push_back({"resealed garbage", garbage});
+  }
+  for (const Damage& d : damages) {
+    SCOPED_TRACE(d.what);
+    WriteAll(path, d.bytes);
+    std::unique_ptr<Encoder> loaded = Load(ranks);
+    ASSERT_NE(loaded, nullptr);
+    EXPECT_EQ(EncodeOrDie(*loaded, text), expected);
+    EXPECT_EQ(ReadAll(path), good);  // written again
+  }
+}
+
+TEST(VocabCache, OffUnwritableOrSmallGivesTheFilesEncoderAndNoEntry) {
+  const std::string text = Sample();
+  const std::string ranks = testing::TestVocabDir() + "cl100k_base.tiktoken";
+  std::vector<TokenId> expected;
+  {
+    CacheDir off("off");
+    std::unique_ptr<Encoder> e = Load(ranks);
+    ASSERT_NE(e, nullptr);
+    expected = EncodeOrDie(*e, text);
+  }
+  {
+    CacheDir empty("");  // set and empty: off too
+    std::unique_ptr<Encoder> e = Load(ranks);
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(EncodeOrDie(*e, text), expected);
+  }
+  TempDir dir;
+  {
+    // A file where the folder would be.
+    const std::string blocker = dir.Write("blocker", "x");
+    CacheDir unwritable(blocker + "/cache");
+    std::unique_ptr<Encoder> e = Load(ranks);
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(EncodeOrDie(*e, text), expected);
+  }
+  {
+    // gpt2's ranks are 816 KiB: cached; a vocabulary of a few hundred tokens is not.
+    TempDir cache;
+    CacheDir on(cache.path());
+    TempDir vocab;
+    const std::string gpt2 = CopyVocab(vocab, "gpt2");
+    ASSERT_NE(Load(gpt2), nullptr);
+    EXPECT_EQ(Entries(cache.path()).size(), 1u);
+    std::string small_ranks = ReadAll(gpt2);
+    small_ranks.resize(small_ranks.find("\n", 200000) + 1);  // about 20,000 ranks
+    std::ofstream(vocab.File("small.tiktoken"), std::ios::binary) << small_ranks;
+    std::string sidecar = ReadAll(testing::TestVocabDir() + "gpt2.json");
+    // Its special token follows the ranks kept.
+    const size_t ranks_kept = static_cast<size_t>(std::count(small_ranks.begin(), small_ranks.end(), '\n'));
+    const size_t at = sidecar.find("50256");
+    ASSERT_NE(at, std::string::npos);
+    sidecar.replace(at, 5, std::to_string(ranks_kept));
+    const size_t n_ranks = sidecar.find("\"n_ranks\"");
+    if (n_ranks != std::string::npos) {
+      const size_t value = sidecar.find_first_of("0123456789", n_ranks);
+      const size_t end = sidecar.find_first_not_of("0123456789", value);
+      sidecar.replace(value, end - value, std::to_string(ranks_kept));
+    }
+    vocab.Write("small.json", sidecar);
+    ASSERT_LT(small_ranks.size(), size_t{256} << 10);
+    ASSERT_NE(Load(vocab.File("small.tiktoken")), nullptr);
+    EXPECT_EQ(Entries(cache.path()).size(), 1u);
+  }
+}
+
+TEST(VocabCache, AnotherSidecarIsAnotherEntry) {
+  // The same ranks with a special token moved: the entry of the first sidecar is not used.
+  TempDir cache, vocab;
+  CacheDir on(cache.path());
+  const std::string ranks = CopyVocab(vocab, "cl100k_base");
+  std::unique_ptr<Encoder> first = Load(ranks);
+  ASSERT_NE(first, nullptr);
+  std::string sidecar = ReadAll(vocab.File("cl100k_base.json"));
+  const size_t at = sidecar.find("100257");  // <|endoftext|>
+  ASSERT_NE(at, std::string::npos);
+  sidecar.replace(at, 6, "100262");
+  WriteAll(vocab.File("cl100k_base.json"), sidecar);
+  std::unique_ptr<Encoder> second = Load(ranks);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(Entries(cache.path()).size(), 2u);
+  EXPECT_EQ(EncodeOrDie(*first, "<|endoftext|>"), std::vector<TokenId>{100257});
+  EXPECT_EQ(EncodeOrDie(*second, "<|endoftext|>"), std::vector<TokenId>{100262});
+  std::unique_ptr<Encoder> again = Load(ranks);  // from the second entry
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(EncodeOrDie(*again, "<|endoftext|>"), std::vector<TokenId>{100262});
+}
+
+TEST(VocabCache, TheLeastRecentlyUsedEntriesPastTheLimitGo) {
+  TempDir folder;
+  VocabCache cache(folder.path() + "/deeper/cache");  // made as needed
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < VocabCache::kMaxEntries + 4; ++i) {
+    const std::string input = "input " + std::to_string(i);
+    const std::string_view inputs[] = {input};
+    keys.push_back(VocabCache::KeyOf(inputs));
+    const std::string_view payload[] = {"payload ", input};
+    ASSERT_TRUE(cache.Store(keys.back(), payload).ok());
+    // Modification times a second apart, oldest first; entry 2 used last of all.
+    const timespec times[2] = {{0, UTIME_OMIT}, {static_cast<time_t>(1000000 + i), 0}};
+    ASSERT_EQ(utimensat(AT_FDCWD, cache.PathOf(keys.back()).c_str(), times, 0), 0);
+    if (i == VocabCache::kMaxEntries) {
+      ASSERT_TRUE(cache.Find(keys[2]).has_value());  // renews its time: now
+    }
+  }
+  EXPECT_EQ(Entries(folder.path() + "/deeper/cache").size(), VocabCache::kMaxEntries);
+  struct stat st;
+  ASSERT_EQ(stat((folder.path() + "/deeper/cache").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const bool kept = cache.Find(keys[i]).has_value();
+    // Stored i-th with time 1000000 + i, except entry 2 (used now): the 4 oldest others go.
+    const bool expected = i == 2 || i >= 5;
+    EXPECT_EQ(kept, expected) << i;
+  }
+  const std::string_view inputs[] = {"input 7"};
+  std::optional<SharedBytes> payload = cache.Find(VocabCache::KeyOf(inputs));
+  ASSERT_TRUE(payload.has_value());
+  EXPECT_EQ(payload->view(), "payload input 7");
+}
+
+TEST(VocabCache, KeysDependOnEveryInputAndWhereItsBytesEnd) {
+  auto key = [](std::initializer_list<std::string_view> inputs) {
+    return VocabCache::KeyOf(std::span<const std::string_view>(inputs.begin(), inputs.size()));
+  };
+  EXPECT_EQ(key({"a", "bc"}), key({"a", "bc"}));
+  EXPECT_NE(key({"a", "bc"}), key({"ab", "c"}));
+  EXPECT_NE(key({"a", "bc"}), key({"a", "bd"}));
+  EXPECT_NE(key({"a", "bc"}), key({"a", "bc", ""}));
+  EXPECT_EQ(key({"x"}).size(), 32u);
+}
+
+}  // namespace
+}  // namespace tokenmill
