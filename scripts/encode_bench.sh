@@ -8,7 +8,11 @@
 #    run's output (of the same size), which costs more: the kernel frees the old file's pages
 #    inside the rename. A `sync` before each timed run: the kernel's writeback of the files
 #    earlier runs wrote (hundreds of MB, due 30 s after they were written) is not charged to a
-#    later run;
+#    later run. The vocabulary cache (model/vocab_cache.h) is a folder of this run's, filled by
+#    an untimed encode before the timed ones, so they read the vocabulary's tables from it as
+#    any run after a vocabulary's first does; a fourth 2-thread run with the cache off
+#    (TOKENMILL_CACHE_DIR=off: the tables built from the .tiktoken, as a first run does less
+#    the writing of the entry) shows what it saves;
 #  - the in-process encoder on the same lines, 2 threads, no I/O: tokenmill_bench's
 #    BM_EncodeBatchCold (Encoder::EncodeBatch over the corpus's lines held in memory, a new
 #    Encoder each repetition, so its piece caches start cold as a process's do; no start-up)
@@ -34,7 +38,7 @@ while (($# > 0)); do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
     --peer-runs) peer_runs=$2; shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     -*) echo "encode_bench.sh: unknown flag $1" >&2; exit 2 ;;
     *) corpora+=("$1"); shift ;;
   esac
@@ -50,8 +54,14 @@ corpus_index() { case $1 in linux_docs) echo 0;; poetry) echo 1;; brown) echo 2;
 for enc in cl100k_base o200k_base; do "$tm" convert "$vocab/$enc.tiktoken" "$work/$enc.json" 2>/dev/null; done
 echo "tokenmill $(git -C "$root" rev-parse --short HEAD), $(nproc) cores, $runs runs (peers $peer_runs), medians"
 echo
-echo "| corpus | vocabulary | encode u32, 2 threads | 1 thread | 2 ÷ 1 threads | 2 threads, replacing the output | in-process EncodeBatch, 2 threads, cold / warm caches | in-process EncodeBatch cold, 2 ÷ 1 threads | end to end ÷ in-process EncodeBatch cold | in-process EncodeLines, 2 threads, cold | its 2 ÷ 1 threads | end to end ÷ in-process EncodeLines | tiktoken (npm) | HF encodeBatch (npm) | tokenmill ÷ tiktoken | tokenmill ÷ HF |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+export TOKENMILL_CACHE_DIR="$work/vocab_cache"
+for enc in cl100k_base o200k_base; do  # the cache's entries, before any clock
+  "$tm" encode --tokenizer "$vocab/$enc.tiktoken" --output-format u32 --output "$work/warm.u32" \
+    --progress none < /dev/null
+done
+rm -f "$work/warm.u32"
+echo "| corpus | vocabulary | encode u32, 2 threads | 1 thread | 2 ÷ 1 threads | 2 threads, replacing the output | 2 threads, vocabulary cache off | in-process EncodeBatch, 2 threads, cold / warm caches | in-process EncodeBatch cold, 2 ÷ 1 threads | end to end ÷ in-process EncodeBatch cold | in-process EncodeLines, 2 threads, cold | its 2 ÷ 1 threads | end to end ÷ in-process EncodeLines | tiktoken (npm) | HF encodeBatch (npm) | tokenmill ÷ tiktoken | tokenmill ÷ HF |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for corpus in "${corpora[@]}"; do
   zstd -qdc "$root/../shared/corpora/$corpus.txt.zst" > "$work/all.txt"
   sync  # the decompressed corpus written back before any clock starts
@@ -61,17 +71,19 @@ for corpus in "${corpora[@]}"; do
     enc=$([[ $e == 0 ]] && echo cl100k_base || echo o200k_base)
     rm -f "$work"/t_*
     for ((i = 0; i < runs; i++)); do
-      jobs=(t2 t1 r2)
-      ((i % 2 == 1)) && jobs=(t1 t2 r2)
+      jobs=(t2 t1 r2 o2)
+      ((i % 2 == 1)) && jobs=(t1 t2 o2 r2)
       ((i < peer_runs)) && jobs+=(tt hf)
       for job in "${jobs[@]}"; do
         case $job in
-          t2|t1|r2)
-            # r2: replaces the output the run before it wrote
+          t2|t1|r2|o2)
+            # r2: replaces the output the run before it wrote; o2: the vocabulary cache off
             [[ $job == r2 ]] || rm -f "$work/out.u32"
+            cache=$TOKENMILL_CACHE_DIR
+            [[ $job == o2 ]] && cache=off
             sync  # the runs before: their output's writeback is theirs, not this run's
             start=$(date +%s%N)
-            "$tm" encode --tokenizer "$vocab/$enc.tiktoken" \
+            TOKENMILL_CACHE_DIR=$cache "$tm" encode --tokenizer "$vocab/$enc.tiktoken" \
               --output-format u32 --output "$work/out.u32" --threads "${job:1}" --progress none "$work/all.txt"
             echo "scale=4; ($(date +%s%N) - $start) / 1000000000" | bc >> "$work/t_$job" ;;
           tt) sync; node "$root/scripts/peer_encode_batch.cjs" tiktoken "$enc" "$work/all.txt" 1 |
@@ -96,9 +108,9 @@ print(statistics.median(b['bytes_per_second'] for b in runs) / 1e6)" "$work/benc
     lines=$(in_process BM_EncodeLinesCold)
     lines1=$(in_process BM_EncodeLinesCold 1)
     mbs() { echo "$bytes / $1 / 1000000" | bc -l; }
-    t2=$(median < "$work/t_t2"); t1=$(median < "$work/t_t1"); r2=$(median < "$work/t_r2"); tt=$(median < "$work/t_tt"); hf=$(median < "$work/t_hf")
-    printf '| %s | %s | %.0f MB/s (%.4f s) | %.0f MB/s (%.4f s) | %.3f× | %.0f MB/s (%.3f s) | %.0f / %.0f MB/s | %.2f× | %.2f | %.0f MB/s | %.2f× | %.2f | %.1f MB/s | %.1f MB/s | %.0f× | %.0f× |\n' \
-      "$corpus" "$enc" "$(mbs "$t2")" "$t2" "$(mbs "$t1")" "$t1" "$(echo "$t1 / $t2" | bc -l)" "$(mbs "$r2")" "$r2" "$inproc" "$warm" \
+    t2=$(median < "$work/t_t2"); t1=$(median < "$work/t_t1"); r2=$(median < "$work/t_r2"); o2=$(median < "$work/t_o2"); tt=$(median < "$work/t_tt"); hf=$(median < "$work/t_hf")
+    printf '| %s | %s | %.0f MB/s (%.4f s) | %.0f MB/s (%.4f s) | %.3f× | %.0f MB/s (%.3f s) | %.0f MB/s (%.4f s) | %.0f / %.0f MB/s | %.2f× | %.2f | %.0f MB/s | %.2f× | %.2f | %.1f MB/s | %.1f MB/s | %.0f× | %.0f× |\n' \
+      "$corpus" "$enc" "$(mbs "$t2")" "$t2" "$(mbs "$t1")" "$t1" "$(echo "$t1 / $t2" | bc -l)" "$(mbs "$r2")" "$r2" "$(mbs "$o2")" "$o2" "$inproc" "$warm" \
       "$(echo "$inproc / $inproc1" | bc -l)" "$(echo "$(mbs "$t2") / $inproc" | bc -l)" \
       "$lines" "$(echo "$lines / $lines1" | bc -l)" "$(echo "$(mbs "$t2") / $lines" | bc -l)" "$(mbs "$tt")" "$(mbs "$hf")" \
       "$(echo "$tt / $t2" | bc -l)" "$(echo "$hf / $t2" | bc -l)"

@@ -13,7 +13,8 @@
 #            work of `one`, each process as warm as `one` (its own caches see every line)
 # and prints one ÷ threads, one ÷ halves, and 2 × one ÷ wholes: how much faster two cores run
 # the 1-thread job when each core runs one copy of it, with nothing shared between them. A
-# threaded run can beat that only by doing less work per core than one thread does.
+# threaded run can beat that only by doing less work per core than one thread does. The
+# vocabulary cache (model/vocab_cache.h) is a folder of this run's, filled before any clock.
 #
 #   scripts/encode_ceiling.sh [--runs N] [CORPUS...]   (default: 11 runs; linux_docs linux_c_100m poetry)
 set -euo pipefail
@@ -39,6 +40,9 @@ encode() {  # THREADS INPUT OUTPUT
   "$tm" encode --tokenizer "$vocab/$enc.tiktoken" --output-format u32 --output "$3" \
     --threads "$1" --progress none "$2"
 }
+export TOKENMILL_CACHE_DIR="$work/vocab_cache"
+for enc in cl100k_base o200k_base; do encode 1 /dev/null "$work/warm.u32"; done
+rm -f "$work/warm.u32"
 echo "tokenmill $(git -C "$root" rev-parse --short HEAD), $(nproc) cores, $runs runs, medians"
 echo
 echo "| corpus | vocabulary | 1 thread | --threads 2 | 1 ÷ threads | two processes on halves | 1 ÷ halves | two processes on the whole | ceiling: 2 × 1 ÷ wholes |"
