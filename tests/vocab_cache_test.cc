@@ -1,8 +1,10 @@
 // The cache of loaded vocabularies (model/vocab_cache.h): LoadEncoder of a large .tiktoken
 // writes an entry, a later LoadEncoder reads it, and the encoder read from it is the one the
-// files give (same model, same ids on text of every kind, every 3-byte character included).
-// An entry that fails its checks, a cache turned off or unwritable, a small vocabulary and a
-// changed sidecar all still give the files' encoder; at most kMaxEntries entries are kept.
+// files give (same model, same ids on text of every kind, every 3-byte character and every
+// token included). An entry that fails its checks (its CRC, or, with the CRC made right, the
+// tables' own), a cache turned off, relative or unwritable, a folder or entry others may write,
+// a link or FIFO in an entry's place, a small vocabulary and a changed sidecar all still give
+// the files' encoder; at most kMaxEntries entries are kept; stale temporary files go.
 #include <gtest/gtest.h>
 #include <isa-l/crc64.h>
 #include <fcntl.h>
@@ -122,6 +124,97 @@ void Reseal(std::string& entry) {
   for (int i = 0; i < 8; ++i) entry[kCrcAt + i] = static_cast<char>(crc >> (8 * i) & 0xFF);
 }
 
+// Where the parts of an entry lie (vocab_cache.cc's header, then model_file.cc's payload: the
+// tokens record, then BpeEncoder::AppendTables), for edits that its CRC is then made right for.
+struct Layout {
+  size_t mask_at = 0;         // TokenTable: its mask, a varint
+  size_t slots_at = 0;        // its slots: {key 16 bytes, size 4, id 4}
+  size_t slot_count = 0;
+  size_t long_keys_at = 0;    // its long keys' bytes
+  size_t long_keys_size = 0;
+  size_t pairs_at = 0;        // RankBytePairs: 65,536 {priority 4, result 4}
+  size_t chars_at = 0;        // CharSegments: 65,536 entries of 8 bytes
+};
+
+uint64_t Varint(const std::string& b, size_t& at) {
+  uint64_t v = 0;
+  for (int shift = 0;; shift += 7) {
+    const auto byte = static_cast<uint8_t>(b.at(at++));
+    v |= uint64_t{byte & 0x7Fu} << shift;
+    if ((byte & 0x80) == 0) return v;
+  }
+}
+
+Layout LayoutOf(const std::string& entry) {
+  Layout l;
+  size_t at = 60;
+  const uint64_t tokens = Varint(entry, at);
+  uint64_t blob;
+  std::memcpy(&blob, entry.data() + at + 8 * (tokens - 1), 8);
+  at += 8 * tokens + blob;
+  l.mask_at = at;
+  for (int i = 0; i < 4; ++i) Varint(entry, at);  // mask, size, longest, distinct
+  l.slot_count = Varint(entry, at);
+  l.slots_at = at;
+  at += 24 * l.slot_count;
+  at += 8 * Varint(entry, at);  // the filter
+  l.long_keys_size = Varint(entry, at);
+  l.long_keys_at = at;
+  at += l.long_keys_size;
+  EXPECT_EQ(Varint(entry, at), 1u);  // byte pairs
+  EXPECT_EQ(Varint(entry, at), 65536u);
+  l.pairs_at = at;
+  at += 8 * 65536;
+  EXPECT_EQ(Varint(entry, at), 1u);  // segments
+  EXPECT_EQ(Varint(entry, at), 1u);  // built
+  at += 8 * Varint(entry, at);       // unsafe windows
+  at += 8 * Varint(entry, at);       // their summary
+  EXPECT_EQ(Varint(entry, at), 65536u);
+  l.chars_at = at;
+  EXPECT_EQ(at + 8 * 65536, entry.size());
+  return l;
+}
+
+template <typename T>
+T At(const std::string& b, size_t at) {
+  T v;
+  std::memcpy(&v, b.data() + at, sizeof(T));
+  return v;
+}
+template <typename T>
+void Put(std::string& b, size_t at, T v) {
+  std::memcpy(b.data() + at, &v, sizeof(T));
+}
+
+// cl100k_base's entry in `cache` (written by a load), with the token " hello" changed to
+// " jello" and its CRC made right: a load that reads it shows " jello".
+struct EditedEntry {
+  std::string path;
+  std::string bytes;
+  TokenId id = 0;
+};
+EditedEntry JelloEntry(const std::string& cache, const std::string& ranks) {
+  EditedEntry e;
+  std::unique_ptr<Encoder> original = Load(ranks);
+  EXPECT_NE(original, nullptr);
+  if (original == nullptr || Entries(cache).size() != 1) return e;
+  e.path = Entries(cache)[0];
+  e.bytes = ReadAll(e.path);
+  const std::vector<std::string>& tokens = Bpe(*original).tokens;
+  while (e.id < tokens.size() && tokens[e.id] != " hello") ++e.id;
+  EXPECT_LT(e.id, tokens.size());
+  size_t before = 0;  // the token's bytes in the payload's blob: after the ends, in id order
+  for (TokenId i = 0; i < e.id; ++i) before += tokens[i].size();
+  std::string blob;
+  for (const std::string& t : tokens) blob += t;
+  const size_t at = e.bytes.find(blob);
+  EXPECT_NE(at, std::string::npos);
+  if (at == std::string::npos) return e;
+  e.bytes[at + before + 1] = 'j';
+  Reseal(e.bytes);
+  return e;
+}
+
 TEST(VocabCache, AnEncoderReadFromTheCacheIsTheFilesEncoder) {
   const std::string text = Sample();
   for (const std::string name : {"cl100k_base", "o200k_base"}) {
@@ -144,10 +237,13 @@ TEST(VocabCache, AnEncoderReadFromTheCacheIsTheFilesEncoder) {
     ASSERT_NE(first, nullptr);
     ASSERT_EQ(Entries(cache.path()).size(), 1u);
     const std::string entry = Entries(cache.path())[0];
-    const std::string written = ReadAll(entry);
+    struct stat written;
+    ASSERT_EQ(stat(entry.c_str(), &written), 0);
     std::unique_ptr<Encoder> cached = Load(ranks);  // reads it
     ASSERT_NE(cached, nullptr);
-    EXPECT_EQ(ReadAll(entry), written);  // read, not rewritten
+    struct stat after;
+    ASSERT_EQ(stat(entry.c_str(), &after), 0);
+    EXPECT_EQ(after.st_ino, written.st_ino);  // read, not written again (a new file is renamed in)
     EXPECT_TRUE(Bpe(*cached) == *read);
     EXPECT_EQ(EncodeOrDie(*first, text), expected);
     EXPECT_EQ(EncodeOrDie(*cached, text), expected);
@@ -172,30 +268,63 @@ TEST(VocabCache, ALaterLoadReadsTheEntry) {
   TempDir cache;
   CacheDir on(cache.path());
   const std::string ranks = testing::TestVocabDir() + "cl100k_base.tiktoken";
-  ASSERT_NE(Load(ranks), nullptr);
-  ASSERT_EQ(Entries(cache.path()).size(), 1u);
-  const std::string path = Entries(cache.path())[0];
-  std::string entry = ReadAll(path);
-  const std::string hello = " hello";
-  std::unique_ptr<Encoder> original = Load(ranks);
-  ASSERT_NE(original, nullptr);
-  const std::vector<std::string> tokens(Bpe(*original).tokens);
-  TokenId id = 0;
-  while (id < tokens.size() && tokens[id] != hello) ++id;
-  ASSERT_LT(id, tokens.size());
-  // The token's bytes in the payload's blob: after the ends, in id order.
-  size_t before = 0;
-  for (TokenId i = 0; i < id; ++i) before += tokens[i].size();
-  std::string blob_bytes;
-  for (const std::string& t : tokens) blob_bytes += t;
-  const size_t at = entry.find(blob_bytes);
-  ASSERT_NE(at, std::string::npos);
-  entry[at + before + 1] = 'j';  // " hello" -> " jello"
-  Reseal(entry);
-  WriteAll(path, entry);
+  const EditedEntry edited = JelloEntry(cache.path(), ranks);
+  ASSERT_FALSE(edited.path.empty());
+  WriteAll(edited.path, edited.bytes);
   std::unique_ptr<Encoder> cached = Load(ranks);
   ASSERT_NE(cached, nullptr);
-  EXPECT_EQ(Bpe(*cached).tokens[id], " jello");
+  EXPECT_EQ(Bpe(*cached).tokens[edited.id], " jello");
+}
+
+TEST(VocabCache, OnlyTheUsersOwnFolderAndRegularEntriesAreUsed) {
+  const std::string ranks = testing::TestVocabDir() + "cl100k_base.tiktoken";
+  TempDir dir;
+  const std::string folder = dir.File("cache");
+  CacheDir on(folder);
+  const EditedEntry edited = JelloEntry(folder, ranks);
+  ASSERT_FALSE(edited.path.empty());
+  WriteAll(edited.path, edited.bytes);
+  {
+    // A folder others may write: nothing read from it, nothing written.
+    ASSERT_EQ(chmod(folder.c_str(), 0770), 0);
+    std::unique_ptr<Encoder> e = Load(ranks);
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(Bpe(*e).tokens[edited.id], " hello");
+    EXPECT_TRUE(ReadAll(edited.path) == edited.bytes);
+    ASSERT_EQ(chmod(folder.c_str(), 0700), 0);
+  }
+  {
+    // An entry others may write: not read (and replaced).
+    ASSERT_EQ(chmod(edited.path.c_str(), 0666), 0);
+    std::unique_ptr<Encoder> e = Load(ranks);
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(Bpe(*e).tokens[edited.id], " hello");
+    EXPECT_TRUE(ReadAll(edited.path) != edited.bytes);
+  }
+  {
+    // A link to an entry: not followed; a regular entry takes its place.
+    const std::string elsewhere = dir.Write("elsewhere.tmvocab", edited.bytes);
+    ASSERT_EQ(chmod(elsewhere.c_str(), 0600), 0);
+    std::remove(edited.path.c_str());
+    ASSERT_EQ(symlink(elsewhere.c_str(), edited.path.c_str()), 0);
+    std::unique_ptr<Encoder> e = Load(ranks);
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(Bpe(*e).tokens[edited.id], " hello");
+    struct stat st;
+    ASSERT_EQ(lstat(edited.path.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISREG(st.st_mode));
+    EXPECT_TRUE(ReadAll(elsewhere) == edited.bytes);
+  }
+  {
+    // A FIFO at the entry's path: not waited on; a regular entry takes its place.
+    std::remove(edited.path.c_str());
+    ASSERT_EQ(mkfifo(edited.path.c_str(), 0600), 0);
+    std::unique_ptr<Encoder> e = Load(ranks);
+    ASSERT_NE(e, nullptr);
+    struct stat st;
+    ASSERT_EQ(lstat(edited.path.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISREG(st.st_mode));
+  }
 }
 
 TEST(VocabCache, AnEntryFailingItsChecksIsReplaced) {
@@ -227,19 +356,56 @@ TEST(VocabCache, AnEntryFailingItsChecksIsReplaced) {
     damages.push_back({"another magic", other_magic});
   }
   // Bytes the CRC agrees with that are no entry: the payload's own checks refuse them.
-  {
-    std::string garbage = good;
-    for (size_t i = 60; i < 60 + 4096; ++i) garbage[i] = static_cast<char>(0xFF);
-    Reseal(garbage);
-    damages.push_back({"resealed garbage", garbage});
+  const Layout l = LayoutOf(good);
+  auto resealed = [&](const char* what, auto edit) {
+    std::string bytes = good;
+    edit(bytes);
+    Reseal(bytes);
+    damages.push_back({what, bytes});
+  };
+  resealed("garbage tokens", [](std::string& b) {
+    for (size_t i = 60; i < 60 + 4096; ++i) b[i] = static_cast<char>(0xFF);
+  });
+  resealed("a mask that is no power of two less one", [&](std::string& b) { --b[l.mask_at]; });
+  // The first slot holding a token, and the first holding a long one (over 16 bytes).
+  size_t full = l.slot_count, long_slot = l.slot_count;
+  for (size_t i = 0; i < l.slot_count; ++i) {
+    const uint32_t size = At<uint32_t>(good, l.slots_at + 24 * i + 16);
+    if (size != 0 && full == l.slot_count) full = i;
+    if (size > 16 && long_slot == l.slot_count) long_slot = i;
   }
+  ASSERT_LT(full, l.slot_count);
+  ASSERT_LT(long_slot, l.slot_count);
+  resealed("a slot's id past the vocabulary",
+           [&](std::string& b) { Put<uint32_t>(b, l.slots_at + 24 * full + 20, 0x7FFFFFFF); });
+  resealed("a long key past the long keys", [&](std::string& b) {
+    Put<uint64_t>(b, l.slots_at + 24 * long_slot, l.long_keys_size);
+  });
+  resealed("a character of no ids", [&](std::string& b) { Put<uint64_t>(b, l.chars_at + 8 * 0x4E00, 0); });
+  resealed("a character's id past the vocabulary", [&](std::string& b) {
+    Put<uint64_t>(b, l.chars_at + 8 * 0x4E00, uint64_t{1} << 60 | 0xFFFFF);
+  });
+  size_t pair = 0;
+  while (At<uint32_t>(good, l.pairs_at + 8 * pair) == UINT32_MAX) ++pair;
+  resealed("a byte pair whose result is not its rank", [&](std::string& b) {
+    Put<uint32_t>(b, l.pairs_at + 8 * pair + 4, At<uint32_t>(good, l.pairs_at + 8 * pair) + 1);
+  });
+  resealed("a byte's token missing", [&](std::string& b) {
+    // The key of a one-byte token's slot made one no bytes pack to: its byte is not found.
+    for (size_t i = 0; i < l.slot_count; ++i) {
+      if (At<uint32_t>(good, l.slots_at + 24 * i + 16) == 1) {
+        Put<uint64_t>(b, l.slots_at + 24 * i, ~uint64_t{0});
+        break;
+      }
+    }
+  });
   for (const Damage& d : damages) {
     SCOPED_TRACE(d.what);
     WriteAll(path, d.bytes);
     std::unique_ptr<Encoder> loaded = Load(ranks);
     ASSERT_NE(loaded, nullptr);
     EXPECT_EQ(EncodeOrDie(*loaded, text), expected);
-    EXPECT_EQ(ReadAll(path), good);  // written again
+    EXPECT_TRUE(ReadAll(path) == good);  // written again
   }
 }
 
@@ -296,6 +462,37 @@ TEST(VocabCache, OffUnwritableOrSmallGivesTheFilesEncoderAndNoEntry) {
     ASSERT_NE(Load(vocab.File("small.tiktoken")), nullptr);
     EXPECT_EQ(Entries(cache.path()).size(), 1u);
   }
+}
+
+TEST(VocabCache, ARelativeFolderIsNoCache) {
+  TempDir dir;
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  {
+    CacheDir relative("cache");
+    EXPECT_NE(Load(testing::TestVocabDir() + "cl100k_base.tiktoken"), nullptr);
+  }
+  std::filesystem::current_path(cwd);
+  EXPECT_FALSE(std::filesystem::exists(dir.File("cache")));
+}
+
+TEST(VocabCache, StoringRemovesTemporaryEntriesLeftLongAgo) {
+  TempDir folder;
+  VocabCache cache(folder.path());
+  const std::string_view inputs[] = {"x"};
+  const std::string key = VocabCache::KeyOf(inputs);
+  const std::string stale = folder.Write(key + ".tmvocab.tmp.AbC123", "left by a killed process");
+  const std::string fresh = folder.Write(key + ".tmvocab.tmp.XyZ789", "being written now");
+  const std::string other = folder.Write("notes.txt", "not the cache's");
+  const timespec old_times[2] = {{0, UTIME_OMIT}, {time(nullptr) - 3600, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, stale.c_str(), old_times, 0), 0);
+  ASSERT_EQ(utimensat(AT_FDCWD, other.c_str(), old_times, 0), 0);
+  const std::string_view payload[] = {"p"};
+  ASSERT_TRUE(cache.Store(key, payload).ok());
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_TRUE(std::filesystem::exists(fresh));
+  EXPECT_TRUE(std::filesystem::exists(other));
+  EXPECT_TRUE(cache.Find(key).has_value());
 }
 
 TEST(VocabCache, AnotherSidecarIsAnotherEntry) {

@@ -255,8 +255,9 @@ void PrintStats(const Model& model, const EncodeCorpusResult& r) {
 // What --tokenizer's help says of the cache of loaded vocabularies (model/vocab_cache.h).
 constexpr std::string_view kCacheHelp =
     "A .tiktoken of 256 KiB or more is loaded once into tables kept in $TOKENMILL_CACHE_DIR "
-    "(else $XDG_CACHE_HOME/tokenmill, else ~/.cache/tokenmill; at most 16 vocabularies; "
-    "TOKENMILL_CACHE_DIR=off: none), which later runs read instead of building them again";
+    "(else $XDG_CACHE_HOME/tokenmill, else ~/.cache/tokenmill: a folder of the user's that no "
+    "one else may write; at most 16 vocabularies; TOKENMILL_CACHE_DIR=off, or a path that is not "
+    "absolute: none), which later runs read instead of building them again";
 
 int RunEncode(int argc, char** argv) {
   EncodeCommandOptions options;

@@ -205,10 +205,13 @@ absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path,
 
 namespace {
 
-// The cache's inputs for a tiktoken vocabulary: both files and the options its tables depend on.
+// The cache's inputs for a tiktoken vocabulary: both files and the options its tables depend on
+// (the character segments: split_pieces, and long_piece, by which their BPE is done).
 std::string TiktokenCacheKey(const TiktokenFiles& files, const EncoderOptions& options) {
+  const std::string table_options =
+      StrCat(options.split_pieces ? "split_pieces" : "whole_pieces", " long_piece ", options.long_piece);
   const std::string_view inputs[] = {"tiktoken", files.ranks.view(), files.sidecar.view(),
-                                     options.split_pieces ? "split_pieces" : "whole_pieces"};
+                                     table_options};
   return VocabCache::KeyOf(inputs);
 }
 
@@ -284,6 +287,21 @@ absl::StatusOr<std::unique_ptr<Encoder>> EncoderFromCache(std::string_view paylo
   if (!tables.ok()) return tables.status();
   TM_ASSIGN_OR_RETURN(BpeModel model, TiktokenModelOf(std::move(tokens), files.sidecar.view(),
                                                       files.sidecar_path));
+  // What the files' reader made sure of, checked again cheaply: every byte is a token, and the
+  // table finds regular tokens (every 97th) at their ids.
+  const TokenTable& table = *tables->tokens;
+  for (int b = 0; b < 256; ++b) {
+    if (table.Find(std::string_view(reinterpret_cast<const char*>(&b), 1)) == TokenTable::kMissing) {
+      return absl::InvalidArgumentError("a cached vocabulary without a byte");
+    }
+  }
+  const std::vector<bool> is_special = SpecialIds(model);
+  for (size_t id = 0; id < model.tokens.size(); id += 97) {
+    if (is_special[id] || model.tokens[id].empty()) continue;
+    if (table.Find(model.tokens[id]) != id) {
+      return absl::InvalidArgumentError("a cached vocabulary whose table disagrees with its tokens");
+    }
+  }
   auto owned = std::make_unique<BpeModel>(std::move(model));
   TM_ASSIGN_OR_RETURN(std::unique_ptr<BpeEncoder> pieces,
                       BpeEncoder::Create(*owned, options, *std::move(tables)));
@@ -311,15 +329,19 @@ absl::StatusOr<std::unique_ptr<Encoder>> LoadTiktokenEncoder(const TiktokenFiles
   auto owned = std::make_unique<BpeModel>(std::move(model));
   TM_ASSIGN_OR_RETURN(std::unique_ptr<BpeEncoder> pieces,
                       BpeEncoder::Create(*owned, options, std::move(index)));
+  std::string tokens, tables;  // the entry's payload, stored once the encoder is made
   if (cache) {
-    const std::string tokens = TokensRecord(owned->tokens);
-    std::string tables;
+    tokens = TokensRecord(owned->tokens);
     BinaryWriter w(&tables);
     pieces->AppendTables(w);
+  }
+  TM_ASSIGN_OR_RETURN(std::unique_ptr<Encoder> encoder,
+                      Encoder::CreateChecked(std::move(owned), options, std::move(pieces)));
+  if (cache) {
     const std::string_view payload[] = {tokens, tables};
     cache->Store(key, payload).IgnoreError();  // the cache only saves time
   }
-  return Encoder::CreateChecked(std::move(owned), options, std::move(pieces));
+  return encoder;
 }
 
 }  // namespace

@@ -5,8 +5,10 @@
 #include <fcntl.h>
 #include <isa-l/crc64.h>
 #include <link.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -14,6 +16,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -30,6 +34,9 @@ constexpr std::string_view kSuffix = ".tmvocab";
 constexpr size_t kKeyChars = 32;  // two CRC-64s in hex
 // magic, format, key, payload size, payload CRC-64
 constexpr size_t kHeaderBytes = kMagic.size() + 4 + kKeyChars + 8 + 8;
+// A temporary entry (StreamingFile's KEY.tmvocab.tmp.XXXXXX) untouched this long was left by a
+// process that stopped while it stored it (another's, being written, is younger).
+constexpr int64_t kStaleSeconds = 600;
 
 uint64_t Crc(uint64_t crc, std::string_view bytes) {
   return crc64_ecma_refl(crc, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
@@ -61,16 +68,18 @@ std::string ReadBuildId() {
           auto padded = [&](size_t n) { return (n + align - 1) / align * align; };
           const char* p = reinterpret_cast<const char*>(info->dlpi_addr + ph.p_vaddr);
           const char* end = p + ph.p_memsz;
-          while (static_cast<size_t>(end - p) >= sizeof(ElfW(Nhdr))) {
+          while (p < end && static_cast<size_t>(end - p) >= sizeof(ElfW(Nhdr))) {
             const auto* note = reinterpret_cast<const ElfW(Nhdr)*>(p);
             const char* name = p + sizeof(ElfW(Nhdr));
+            if (padded(note->n_namesz) > static_cast<size_t>(end - name)) break;
             const char* desc = name + padded(note->n_namesz);
-            if (desc > end || note->n_descsz > static_cast<size_t>(end - desc)) break;
+            if (note->n_descsz > static_cast<size_t>(end - desc)) break;
             if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
                 std::memcmp(name, "GNU", 4) == 0) {
               s->id.assign(desc, note->n_descsz);
               return 1;
             }
+            if (padded(note->n_descsz) >= static_cast<size_t>(end - desc)) break;
             p = desc + padded(note->n_descsz);
           }
         }
@@ -91,6 +100,18 @@ std::string Hex64(uint64_t v) {
   return text;
 }
 
+// Whether `st` is the user's own and only the user may write it: an entry another user could
+// write could make this user's encoder wrong (the CRC only catches accidents).
+bool OwnedAndPrivate(const struct stat& st) {
+  return st.st_uid == geteuid() && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+// Whether `folder` is a folder (not a link to one) that OwnedAndPrivate.
+bool SafeFolder(const std::string& folder) {
+  struct stat st;
+  return lstat(folder.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && OwnedAndPrivate(st);
+}
+
 absl::Status MakeFolder(const std::string& folder) {
   // Each missing component, as `mkdir -p -m 0700` would make the last.
   for (size_t slash = 1; slash <= folder.size(); ++slash) {
@@ -108,7 +129,7 @@ absl::Status MakeFolder(const std::string& folder) {
 std::optional<VocabCache> VocabCache::FromEnvironment() {
   if (BuildId().empty()) return std::nullopt;
   if (const char* dir = std::getenv("TOKENMILL_CACHE_DIR")) {
-    if (dir[0] == '\0' || std::string_view(dir) == "off") return std::nullopt;
+    if (dir[0] != '/') return std::nullopt;  // "off", empty, or any path that is not absolute
     return VocabCache(dir);
   }
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] == '/') {
@@ -147,10 +168,25 @@ std::string VocabCache::PathOf(const std::string& key) const {
 }
 
 std::optional<SharedBytes> VocabCache::Find(const std::string& key) const {
+  if (!SafeFolder(folder_)) return std::nullopt;
   const std::string path = PathOf(key);
-  absl::StatusOr<SharedBytes> mapped = MapFile(path);
-  if (!mapped.ok() || mapped->size() < kHeaderBytes) return std::nullopt;
-  BinaryReader in(mapped->view());
+  // A regular file of the user's own only: no link followed, no FIFO waited on.
+  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st;
+  void* data = MAP_FAILED;
+  size_t bytes = 0;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && OwnedAndPrivate(st) &&
+      static_cast<uint64_t>(st.st_size) >= kHeaderBytes) {
+    bytes = static_cast<size_t>(st.st_size);
+    data = mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  }
+  close(fd);
+  if (data == MAP_FAILED) return std::nullopt;
+  const SharedBytes mapped(
+      std::shared_ptr<const void>(data, [bytes](const void* p) { munmap(const_cast<void*>(p), bytes); }),
+      std::string_view(static_cast<const char*>(data), bytes));
+  BinaryReader in(mapped.view());
   std::string_view magic, stored_key;
   uint32_t format;
   uint64_t size, crc;
@@ -159,7 +195,7 @@ std::optional<SharedBytes> VocabCache::Find(const std::string& key) const {
       !in.Fixed64(&size) || !in.Fixed64(&crc) || size != in.remaining()) {
     return std::nullopt;
   }
-  SharedBytes payload = mapped->Sub(in.offset(), size);
+  SharedBytes payload = mapped.Sub(in.offset(), size);
   if (Crc(0, payload.view()) != crc) return std::nullopt;
   utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // used now (for the least-recently-used rule)
   return payload;
@@ -169,6 +205,10 @@ absl::Status VocabCache::Store(const std::string& key,
                                std::span<const std::string_view> payload) const {
   if (key.size() != kKeyChars) return absl::InvalidArgumentError("not a cache key");
   TM_RETURN_IF_ERROR(MakeFolder(folder_));
+  if (!SafeFolder(folder_)) {
+    return absl::FailedPreconditionError(
+        StrCat(folder_, " is not a folder of this user's that only this user may write"));
+  }
   uint64_t size = 0, crc = 0;
   for (std::string_view piece : payload) {
     size += piece.size();
@@ -181,6 +221,9 @@ absl::Status VocabCache::Store(const std::string& key,
   w.Raw(key);
   w.Fixed64(size);
   w.Fixed64(crc);
+  // Whatever is at the entry's path goes first (a link, a FIFO, a file of other permissions,
+  // which the new file would otherwise take): the new entry is a regular file of its own.
+  unlink(PathOf(key).c_str());
   TM_ASSIGN_OR_RETURN(std::unique_ptr<StreamingFile> file, StreamingFile::Create(PathOf(key)));
   TM_RETURN_IF_ERROR(file->Write(header));
   for (std::string_view piece : payload) TM_RETURN_IF_ERROR(file->Write(piece));
@@ -190,13 +233,19 @@ absl::Status VocabCache::Store(const std::string& key,
   DIR* dir = opendir(folder_.c_str());
   if (dir == nullptr) return absl::OkStatus();
   std::vector<std::pair<int64_t, std::string>> entries;  // (modified, ns; path)
+  const int64_t now = static_cast<int64_t>(time(nullptr));
   while (const dirent* e = readdir(dir)) {
     const std::string_view name = e->d_name;
-    if (name.size() != kKeyChars + kSuffix.size() || !name.ends_with(kSuffix)) continue;
     const std::string entry = StrCat(folder_, "/", name);
     struct stat st;
-    if (stat(entry.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    entries.push_back({int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec, entry});
+    if (lstat(entry.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (name.size() == kKeyChars + kSuffix.size() && name.ends_with(kSuffix)) {
+      entries.push_back({int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec, entry});
+    } else if (name.size() > kKeyChars + kSuffix.size() &&
+               name.substr(kKeyChars).starts_with(StrCat(kSuffix, ".tmp.")) &&
+               now - st.st_mtim.tv_sec > kStaleSeconds) {
+      std::remove(entry.c_str());  // left by a process killed while it stored an entry
+    }
   }
   closedir(dir);
   if (entries.size() > kMaxEntries) {

@@ -14,10 +14,15 @@
 // ignored (and replaced by the next store). Entries are written to a temporary file and
 // renamed, so processes sharing the folder see a whole entry or none; not fsynced (a torn
 // entry fails its CRC). At most kMaxEntries are kept: storing removes the least recently
-// used (by modification time, which Find renews).
+// used (by modification time, which Find renews), and temporary files left by a process that
+// stopped while it stored one.
+//
+// The CRC catches accidents, not edits: an entry is trusted as the user's own program files
+// are. So the folder must be the user's own and writable by no one else, and an entry a regular
+// file of the user's (no link followed); otherwise nothing is read or written.
 //
 // Where: $TOKENMILL_CACHE_DIR; else $XDG_CACHE_HOME/tokenmill; else $HOME/.cache/tokenmill.
-// TOKENMILL_CACHE_DIR=off (or set and empty) turns the cache off.
+// TOKENMILL_CACHE_DIR=off (or empty, or any path that is not absolute) turns the cache off.
 #pragma once
 
 #include <cstddef>
@@ -48,9 +53,9 @@ class VocabCache {
   // The payload of `key`'s entry when there is one and it passes its checks (its modification
   // time then renewed); none otherwise.
   std::optional<SharedBytes> Find(const std::string& key) const;
-  // Writes `key`'s entry (creating the folder, mode 0700, if needed), then removes the least
-  // recently used entries past kMaxEntries. The cache only saves time: callers may ignore a
-  // failure.
+  // Writes `key`'s entry (creating the folder, mode 0700, if needed; whatever was at its path
+  // replaced), then removes the least recently used entries past kMaxEntries and stale
+  // temporary files. The cache only saves time: callers may ignore a failure.
   absl::Status Store(const std::string& key, std::span<const std::string_view> payload) const;
 
  private:
