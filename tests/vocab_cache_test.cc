@@ -302,6 +302,21 @@ TEST(VocabCache, OnlyTheUsersOwnFolderAndRegularEntriesAreUsed) {
     EXPECT_TRUE(ReadAll(edited.path) != edited.bytes);
   }
   {
+    // Entries are the user's alone whatever the umask: one written under umask 0 is read.
+    const mode_t old_umask = umask(0);
+    std::remove(edited.path.c_str());
+    std::unique_ptr<Encoder> writes = Load(ranks);
+    umask(old_umask);
+    ASSERT_NE(writes, nullptr);
+    struct stat st;
+    ASSERT_EQ(stat(edited.path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    WriteAll(edited.path, edited.bytes);  // keeps the mode
+    std::unique_ptr<Encoder> e = Load(ranks);
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(Bpe(*e).tokens[edited.id], " jello");
+  }
+  {
     // A link to an entry: not followed; a regular entry takes its place.
     const std::string elsewhere = dir.Write("elsewhere.tmvocab", edited.bytes);
     ASSERT_EQ(chmod(elsewhere.c_str(), 0600), 0);

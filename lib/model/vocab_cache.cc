@@ -229,6 +229,8 @@ absl::Status VocabCache::Store(const std::string& key,
   for (std::string_view piece : payload) TM_RETURN_IF_ERROR(file->Write(piece));
   TM_RETURN_IF_ERROR(file->Close());
   TM_RETURN_IF_ERROR(file->Publish());
+  // The user's alone whatever the umask (an entry others may write is not read).
+  chmod(PathOf(key).c_str(), 0600);
   // The least recently used entries past kMaxEntries go.
   DIR* dir = opendir(folder_.c_str());
   if (dir == nullptr) return absl::OkStatus();
