@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <random>
 
 #include "common/file_util.h"
@@ -330,6 +331,19 @@ TEST(ModelFile, LoadEncoderGivesTheIdsAndStillRefusesAnInvalidModel) {
 // one piece, is its own id, as with an encoder that builds its own table, whether the ranks or
 // the sidecar is named; and a table of another vocabulary is refused.
 TEST(ModelFile, LoadEncoderOfATiktokenFileTakesTheReadersTableOfTheTokens) {
+  // The tables built from the files, not read from the vocabulary cache (vocab_cache_test's).
+  struct CacheOff {
+    const char* old = std::getenv("TOKENMILL_CACHE_DIR");
+    std::string kept = old != nullptr ? old : "";
+    CacheOff() { setenv("TOKENMILL_CACHE_DIR", "off", 1); }
+    ~CacheOff() {
+      if (old != nullptr) {
+        setenv("TOKENMILL_CACHE_DIR", kept.c_str(), 1);
+      } else {
+        unsetenv("TOKENMILL_CACHE_DIR");
+      }
+    }
+  } cache_off;
   for (const char* name : {"gpt2", "cl100k_base", "o200k_base"}) {
     SCOPED_TRACE(name);
     const std::string ranks = kVocabDir + "/" + name + ".tiktoken";

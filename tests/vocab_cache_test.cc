@@ -32,26 +32,33 @@ namespace {
 
 using testing::TempDir;
 
-// Sets TOKENMILL_CACHE_DIR for the test's scope.
-class CacheDir {
+// Sets an environment variable for the test's scope.
+class ScopedEnv {
  public:
-  explicit CacheDir(const std::string& value) {
-    const char* old = std::getenv("TOKENMILL_CACHE_DIR");
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    const char* old = std::getenv(name);
     had_ = old != nullptr;
     if (had_) old_ = old;
-    setenv("TOKENMILL_CACHE_DIR", value.c_str(), 1);
+    setenv(name, value.c_str(), 1);
   }
-  ~CacheDir() {
+  ~ScopedEnv() {
     if (had_) {
-      setenv("TOKENMILL_CACHE_DIR", old_.c_str(), 1);
+      setenv(name_, old_.c_str(), 1);
     } else {
-      unsetenv("TOKENMILL_CACHE_DIR");
+      unsetenv(name_);
     }
   }
 
  private:
+  const char* name_;
   bool had_ = false;
   std::string old_;
+};
+
+// TOKENMILL_CACHE_DIR for the test's scope.
+class CacheDir : public ScopedEnv {
+ public:
+  explicit CacheDir(const std::string& value) : ScopedEnv("TOKENMILL_CACHE_DIR", value) {}
 };
 
 std::string ReadAll(const std::string& path) {
@@ -115,8 +122,8 @@ std::string CopyVocab(const TempDir& dir, const std::string& name) {
 
 const BpeModel& Bpe(const Encoder& e) { return *AsBpe(e.model()); }
 
-// The payload's CRC-64 in an entry's header made right again after an edit of the payload:
-// magic (8), format (4), key (32), payload size (8), payload CRC-64 (8), payload.
+// The CRC-64 in an entry's header made right again after an edit of what follows it:
+// magic (8), format (4), key (32), size (8) and CRC-64 (8) of the rest, the inputs, the payload.
 void Reseal(std::string& entry) {
   constexpr size_t kCrcAt = 8 + 4 + 32 + 8, kPayloadAt = kCrcAt + 8;
   const uint64_t crc = crc64_ecma_refl(0, reinterpret_cast<const unsigned char*>(entry.data()) + kPayloadAt,
@@ -148,6 +155,7 @@ uint64_t Varint(const std::string& b, size_t& at) {
 Layout LayoutOf(const std::string& entry) {
   Layout l;
   size_t at = 60;
+  for (uint64_t inputs = Varint(entry, at); inputs > 0; --inputs) at += Varint(entry, at);
   const uint64_t tokens = Varint(entry, at);
   uint64_t blob;
   std::memcpy(&blob, entry.data() + at + 8 * (tokens - 1), 8);
@@ -302,12 +310,9 @@ TEST(VocabCache, OnlyTheUsersOwnFolderAndRegularEntriesAreUsed) {
     EXPECT_TRUE(ReadAll(edited.path) != edited.bytes);
   }
   {
-    // Entries are the user's alone whatever the umask: one written under umask 0 is read.
-    const mode_t old_umask = umask(0);
+    // Entries are written the user's alone (0600), whatever the umask lets a file have.
     std::remove(edited.path.c_str());
-    std::unique_ptr<Encoder> writes = Load(ranks);
-    umask(old_umask);
-    ASSERT_NE(writes, nullptr);
+    ASSERT_NE(Load(ranks), nullptr);
     struct stat st;
     ASSERT_EQ(stat(edited.path.c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0600u);
@@ -428,17 +433,22 @@ TEST(VocabCache, OffUnwritableOrSmallGivesTheFilesEncoderAndNoEntry) {
   const std::string text = Sample();
   const std::string ranks = testing::TestVocabDir() + "cl100k_base.tiktoken";
   std::vector<TokenId> expected;
-  {
-    CacheDir off("off");
+  TempDir home;  // where the cache would go without TOKENMILL_CACHE_DIR: nothing may appear
+  ScopedEnv home_env("HOME", home.path());
+  ScopedEnv xdg_env("XDG_CACHE_HOME", home.File("xdg"));
+  for (const std::string off : {"off", "", "OFF", "relative/folder"}) {
+    CacheDir cache(off);
     std::unique_ptr<Encoder> e = Load(ranks);
     ASSERT_NE(e, nullptr);
-    expected = EncodeOrDie(*e, text);
-  }
-  {
-    CacheDir empty("");  // set and empty: off too
-    std::unique_ptr<Encoder> e = Load(ranks);
-    ASSERT_NE(e, nullptr);
+    if (expected.empty()) expected = EncodeOrDie(*e, text);
     EXPECT_EQ(EncodeOrDie(*e, text), expected);
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(home.path()));
+  {
+    // Unset, it would be $XDG_CACHE_HOME/tokenmill: the check above looks in the right place.
+    unsetenv("TOKENMILL_CACHE_DIR");
+    ASSERT_NE(Load(ranks), nullptr);
+    EXPECT_EQ(Entries(home.File("xdg/tokenmill")).size(), 1u);
   }
   TempDir dir;
   {
@@ -503,11 +513,44 @@ TEST(VocabCache, StoringRemovesTemporaryEntriesLeftLongAgo) {
   ASSERT_EQ(utimensat(AT_FDCWD, stale.c_str(), old_times, 0), 0);
   ASSERT_EQ(utimensat(AT_FDCWD, other.c_str(), old_times, 0), 0);
   const std::string_view payload[] = {"p"};
-  ASSERT_TRUE(cache.Store(key, payload).ok());
+  ASSERT_TRUE(cache.Store(inputs, payload).ok());
   EXPECT_FALSE(std::filesystem::exists(stale));
   EXPECT_TRUE(std::filesystem::exists(fresh));
   EXPECT_TRUE(std::filesystem::exists(other));
-  EXPECT_TRUE(cache.Find(key).has_value());
+  EXPECT_TRUE(cache.Find(inputs).has_value());
+}
+
+TEST(VocabCache, AnEntryOfOtherInputsUnderTheSameNameIsNotUsed) {
+  // Names are CRCs, which a file can be made to collide with: an entry holding other inputs
+  // under this name (its header's name changed to this one, as a collision would give) is not
+  // read.
+  TempDir folder;
+  VocabCache cache(folder.path());
+  const std::string_view mine[] = {"tiktoken", "my ranks"};
+  const std::string_view theirs[] = {"tiktoken", "a file made to collide"};
+  const std::string_view payload[] = {"their tables"};
+  ASSERT_TRUE(cache.Store(theirs, payload).ok());
+  std::string entry = ReadAll(cache.PathOf(VocabCache::KeyOf(theirs)));
+  const std::string name = VocabCache::KeyOf(mine);
+  entry.replace(8 + 4, name.size(), name);
+  const std::string path = cache.PathOf(name);
+  WriteAll(path, entry);
+  ASSERT_EQ(chmod(path.c_str(), 0600), 0);
+  EXPECT_FALSE(cache.Find(mine).has_value());
+  ASSERT_TRUE(cache.Find(theirs).has_value());
+  EXPECT_EQ(cache.Find(theirs)->view(), "their tables");
+  // The same entry with its inputs made mine (its CRC made right) is read: only the inputs
+  // kept it out.
+  const size_t at = entry.find("a file made to collide");
+  ASSERT_NE(at, std::string::npos);
+  std::string same = entry.substr(0, at - 1) + static_cast<char>(8) + "my ranks" +
+                     entry.substr(at + std::strlen("a file made to collide"));
+  const uint64_t size = same.size() - 60;
+  for (int i = 0; i < 8; ++i) same[8 + 4 + 32 + i] = static_cast<char>(size >> (8 * i) & 0xFF);
+  Reseal(same);
+  WriteAll(path, same);
+  ASSERT_TRUE(cache.Find(mine).has_value());
+  EXPECT_EQ(cache.Find(mine)->view(), "their tables");
 }
 
 TEST(VocabCache, AnotherSidecarIsAnotherEntry) {
@@ -541,12 +584,13 @@ TEST(VocabCache, TheLeastRecentlyUsedEntriesPastTheLimitGo) {
     const std::string_view inputs[] = {input};
     keys.push_back(VocabCache::KeyOf(inputs));
     const std::string_view payload[] = {"payload ", input};
-    ASSERT_TRUE(cache.Store(keys.back(), payload).ok());
+    ASSERT_TRUE(cache.Store(inputs, payload).ok());
     // Modification times a second apart, oldest first; entry 2 used last of all.
     const timespec times[2] = {{0, UTIME_OMIT}, {static_cast<time_t>(1000000 + i), 0}};
     ASSERT_EQ(utimensat(AT_FDCWD, cache.PathOf(keys.back()).c_str(), times, 0), 0);
     if (i == VocabCache::kMaxEntries) {
-      ASSERT_TRUE(cache.Find(keys[2]).has_value());  // renews its time: now
+      const std::string_view used[] = {"input 2"};
+      ASSERT_TRUE(cache.Find(used).has_value());  // renews its time: now
     }
   }
   EXPECT_EQ(Entries(folder.path() + "/deeper/cache").size(), VocabCache::kMaxEntries);
@@ -554,13 +598,15 @@ TEST(VocabCache, TheLeastRecentlyUsedEntriesPastTheLimitGo) {
   ASSERT_EQ(stat((folder.path() + "/deeper/cache").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   for (size_t i = 0; i < keys.size(); ++i) {
-    const bool kept = cache.Find(keys[i]).has_value();
+    const std::string input = "input " + std::to_string(i);
+    const std::string_view inputs[] = {input};
+    const bool kept = cache.Find(inputs).has_value();
     // Stored i-th with time 1000000 + i, except entry 2 (used now): the 4 oldest others go.
     const bool expected = i == 2 || i >= 5;
     EXPECT_EQ(kept, expected) << i;
   }
   const std::string_view inputs[] = {"input 7"};
-  std::optional<SharedBytes> payload = cache.Find(VocabCache::KeyOf(inputs));
+  std::optional<SharedBytes> payload = cache.Find(inputs);
   ASSERT_TRUE(payload.has_value());
   EXPECT_EQ(payload->view(), "payload input 7");
 }

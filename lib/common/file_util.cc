@@ -320,7 +320,8 @@ absl::Status WriteFileAtomically(const std::string& path,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<StreamingFile>> StreamingFile::Create(const std::string& path) {
+absl::StatusOr<std::unique_ptr<StreamingFile>> StreamingFile::Create(const std::string& path,
+                                                                    std::optional<mode_t> mode) {
   std::unique_ptr<StreamingFile> file(new StreamingFile());
   file->path_ = path;
   if (path == "-") {
@@ -343,7 +344,9 @@ absl::StatusOr<std::unique_ptr<StreamingFile>> StreamingFile::Create(const std::
   file->fd_ = ::mkstemp(file->tmp_.data());
   if (file->fd_ < 0) return TemporaryFileError(path, errno);
   file->temporary_slot_ = RegisterTemporary(file->tmp_);
-  if (::fchmod(file->fd_, OutputMode(path)) != 0) return ErrnoError("cannot set permissions of", path, errno);
+  if (::fchmod(file->fd_, mode.value_or(OutputMode(path))) != 0) {
+    return ErrnoError("cannot set permissions of", path, errno);
+  }
   return file;
 }
 

@@ -1,8 +1,11 @@
 // Small, checked file-system helpers. Every error names the path and the reason.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -70,7 +73,9 @@ absl::Status WriteFileAtomically(const std::string& path, std::span<const std::s
 // neither can be taken back.
 class StreamingFile {
  public:
-  static absl::StatusOr<std::unique_ptr<StreamingFile>> Create(const std::string& path);
+  // `mode`: the file's permissions, instead of those a replaced file has (or the umask's).
+  static absl::StatusOr<std::unique_ptr<StreamingFile>> Create(const std::string& path,
+                                                               std::optional<mode_t> mode = {});
   ~StreamingFile();
   StreamingFile(const StreamingFile&) = delete;
   StreamingFile& operator=(const StreamingFile&) = delete;

@@ -205,14 +205,11 @@ absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path,
 
 namespace {
 
-// The cache's inputs for a tiktoken vocabulary: both files and the options its tables depend on
-// (the character segments: split_pieces, and long_piece, by which their BPE is done).
-std::string TiktokenCacheKey(const TiktokenFiles& files, const EncoderOptions& options) {
-  const std::string table_options =
-      StrCat(options.split_pieces ? "split_pieces" : "whole_pieces", " long_piece ", options.long_piece);
-  const std::string_view inputs[] = {"tiktoken", files.ranks.view(), files.sidecar.view(),
-                                     table_options};
-  return VocabCache::KeyOf(inputs);
+// What a tiktoken vocabulary's tables depend on, as the cache's inputs: both files and the
+// options (the character segments: split_pieces, and long_piece, by which their BPE is done).
+std::string TableOptions(const EncoderOptions& options) {
+  return StrCat(options.split_pieces ? "split_pieces" : "whole_pieces", " long_piece ",
+                options.long_piece);
 }
 
 // A cache entry's payload: the model's tokens (a count, their end offsets, their bytes), then
@@ -314,11 +311,12 @@ constexpr size_t kCachedRanksBytes = size_t{256} << 10;
 absl::StatusOr<std::unique_ptr<Encoder>> LoadTiktokenEncoder(const TiktokenFiles& files,
                                                              const EncoderOptions& options) {
   std::optional<VocabCache> cache;
-  std::string key;
   if (files.ranks.size() >= kCachedRanksBytes) cache = VocabCache::FromEnvironment();
+  const std::string table_options = TableOptions(options);
+  const std::string_view inputs[] = {"tiktoken", files.ranks.view(), files.sidecar.view(),
+                                     table_options};
   if (cache) {
-    key = TiktokenCacheKey(files, options);
-    if (std::optional<SharedBytes> payload = cache->Find(key)) {
+    if (std::optional<SharedBytes> payload = cache->Find(inputs)) {
       absl::StatusOr<std::unique_ptr<Encoder>> encoder = EncoderFromCache(*payload, files, options);
       if (encoder.ok()) return encoder;  // else read the files, and replace the entry
     }
@@ -329,6 +327,7 @@ absl::StatusOr<std::unique_ptr<Encoder>> LoadTiktokenEncoder(const TiktokenFiles
   auto owned = std::make_unique<BpeModel>(std::move(model));
   TM_ASSIGN_OR_RETURN(std::unique_ptr<BpeEncoder> pieces,
                       BpeEncoder::Create(*owned, options, std::move(index)));
+  if (cache && !cache->Writable()) cache.reset();  // nothing to make a payload for
   std::string tokens, tables;  // the entry's payload, stored once the encoder is made
   if (cache) {
     tokens = TokensRecord(owned->tokens);
@@ -339,7 +338,7 @@ absl::StatusOr<std::unique_ptr<Encoder>> LoadTiktokenEncoder(const TiktokenFiles
                       Encoder::CreateChecked(std::move(owned), options, std::move(pieces)));
   if (cache) {
     const std::string_view payload[] = {tokens, tables};
-    cache->Store(key, payload).IgnoreError();  // the cache only saves time
+    cache->Store(inputs, payload).IgnoreError();  // the cache only saves time
   }
   return encoder;
 }

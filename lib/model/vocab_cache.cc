@@ -29,10 +29,10 @@ namespace tokenmill {
 namespace {
 
 constexpr std::string_view kMagic = "TMVCACHE";
-constexpr uint32_t kFormat = 1;
+constexpr uint32_t kFormat = 2;  // 2: the inputs in the entry
 constexpr std::string_view kSuffix = ".tmvocab";
 constexpr size_t kKeyChars = 32;  // two CRC-64s in hex
-// magic, format, key, payload size, payload CRC-64
+// magic, format, key, the size and CRC-64 of the rest (the inputs, the payload)
 constexpr size_t kHeaderBytes = kMagic.size() + 4 + kKeyChars + 8 + 8;
 // A temporary entry (StreamingFile's KEY.tmvocab.tmp.XXXXXX) untouched this long was left by a
 // process that stopped while it stored it (another's, being written, is younger).
@@ -112,16 +112,33 @@ bool SafeFolder(const std::string& folder) {
   return lstat(folder.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && OwnedAndPrivate(st);
 }
 
+// Makes each missing folder of `folder`, mode 0700, where its parent is the user's own or a
+// sticky folder (/tmp): root with another user's $HOME must not leave folders there that the
+// user cannot use.
 absl::Status MakeFolder(const std::string& folder) {
-  // Each missing component, as `mkdir -p -m 0700` would make the last.
   for (size_t slash = 1; slash <= folder.size(); ++slash) {
     if (slash < folder.size() && folder[slash] != '/') continue;
     const std::string part = folder.substr(0, slash);
+    struct stat st;
+    if (lstat(part.c_str(), &st) == 0) continue;
+    const std::string parent = part.substr(0, std::max<size_t>(1, part.rfind('/')));
+    if (stat(parent.c_str(), &st) != 0 || (st.st_uid != geteuid() && (st.st_mode & S_ISVTX) == 0)) {
+      return absl::FailedPreconditionError(StrCat("not making ", part, " in another user's folder"));
+    }
     if (mkdir(part.c_str(), 0700) != 0 && errno != EEXIST) {
       return absl::InternalError(StrCat("cannot create ", part, ": ", std::strerror(errno)));
     }
   }
   return absl::OkStatus();
+}
+
+// The inputs as an entry holds them: a count, then each one's length and bytes.
+std::string InputsRecord(std::span<const std::string_view> inputs) {
+  std::string record;
+  BinaryWriter w(&record);
+  w.Varint(inputs.size());
+  for (std::string_view input : inputs) w.Bytes(input);
+  return record;
 }
 
 }  // namespace
@@ -167,8 +184,9 @@ std::string VocabCache::PathOf(const std::string& key) const {
   return StrCat(folder_, "/", key, kSuffix);
 }
 
-std::optional<SharedBytes> VocabCache::Find(const std::string& key) const {
+std::optional<SharedBytes> VocabCache::Find(std::span<const std::string_view> inputs) const {
   if (!SafeFolder(folder_)) return std::nullopt;
+  const std::string key = KeyOf(inputs);
   const std::string path = PathOf(key);
   // A regular file of the user's own only: no link followed, no FIFO waited on.
   const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -195,21 +213,34 @@ std::optional<SharedBytes> VocabCache::Find(const std::string& key) const {
       !in.Fixed64(&size) || !in.Fixed64(&crc) || size != in.remaining()) {
     return std::nullopt;
   }
-  SharedBytes payload = mapped.Sub(in.offset(), size);
-  if (Crc(0, payload.view()) != crc) return std::nullopt;
+  const SharedBytes rest = mapped.Sub(in.offset(), size);
+  if (Crc(0, rest.view()) != crc) return std::nullopt;
+  // The inputs it was made from, byte for byte.
+  BinaryReader stored(rest.view());
+  uint64_t count;
+  if (!stored.Varint(&count) || count != inputs.size()) return std::nullopt;
+  for (std::string_view input : inputs) {
+    std::string_view bytes;
+    if (!stored.Bytes(&bytes) || bytes != input) return std::nullopt;
+  }
   utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // used now (for the least-recently-used rule)
-  return payload;
+  return rest.Sub(stored.offset(), stored.remaining());
 }
 
-absl::Status VocabCache::Store(const std::string& key,
+bool VocabCache::Writable() const {
+  return MakeFolder(folder_).ok() && SafeFolder(folder_) && access(folder_.c_str(), W_OK | X_OK) == 0;
+}
+
+absl::Status VocabCache::Store(std::span<const std::string_view> inputs,
                                std::span<const std::string_view> payload) const {
-  if (key.size() != kKeyChars) return absl::InvalidArgumentError("not a cache key");
+  const std::string key = KeyOf(inputs);
   TM_RETURN_IF_ERROR(MakeFolder(folder_));
   if (!SafeFolder(folder_)) {
     return absl::FailedPreconditionError(
         StrCat(folder_, " is not a folder of this user's that only this user may write"));
   }
-  uint64_t size = 0, crc = 0;
+  const std::string inputs_record = InputsRecord(inputs);
+  uint64_t size = inputs_record.size(), crc = Crc(0, inputs_record);
   for (std::string_view piece : payload) {
     size += piece.size();
     crc = Crc(crc, piece);
@@ -221,16 +252,24 @@ absl::Status VocabCache::Store(const std::string& key,
   w.Raw(key);
   w.Fixed64(size);
   w.Fixed64(crc);
-  // Whatever is at the entry's path goes first (a link, a FIFO, a file of other permissions,
-  // which the new file would otherwise take): the new entry is a regular file of its own.
-  unlink(PathOf(key).c_str());
-  TM_ASSIGN_OR_RETURN(std::unique_ptr<StreamingFile> file, StreamingFile::Create(PathOf(key)));
+  // Something other than a regular file at the entry's path (a link, a FIFO) goes first: the
+  // writer would write through or into it. A regular file stays until the rename replaces it,
+  // so other processes keep reading it meanwhile.
+  const std::string path = PathOf(key);
+  struct stat st;
+  if (lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    unlink(path.c_str());
+    if (lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      return absl::FailedPreconditionError(StrCat(path, " is not a regular file"));
+    }
+  }
+  // Mode 0600 from the start, whatever the umask: an entry others may write is not read.
+  TM_ASSIGN_OR_RETURN(std::unique_ptr<StreamingFile> file, StreamingFile::Create(path, 0600));
   TM_RETURN_IF_ERROR(file->Write(header));
+  TM_RETURN_IF_ERROR(file->Write(inputs_record));
   for (std::string_view piece : payload) TM_RETURN_IF_ERROR(file->Write(piece));
   TM_RETURN_IF_ERROR(file->Close());
   TM_RETURN_IF_ERROR(file->Publish());
-  // The user's alone whatever the umask (an entry others may write is not read).
-  chmod(PathOf(key).c_str(), 0600);
   // The least recently used entries past kMaxEntries go.
   DIR* dir = opendir(folder_.c_str());
   if (dir == nullptr) return absl::OkStatus();

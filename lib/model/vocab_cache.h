@@ -6,11 +6,14 @@
 // ranks, building the token table, the first pair lookups and the character segments; a
 // corpus of 24 MB (linux_docs) encodes in about 0.15 s.
 //
-// An entry is named by a 128-bit digest of what its tables depend on: the vocabulary files'
-// bytes, the encoder options that change the tables, and this build (the ELF build id of the
-// code reading it, so that a rebuilt tokenmill, whose tables or hashes may differ, never
-// reads another build's entries; no build id: no cache). It holds a header (magic, format,
-// the digest, the payload's size and CRC-64) and the payload. An entry that fails a check is
+// An entry is named by a 128-bit digest (two CRC-64s) of what its tables depend on: the
+// vocabulary files' bytes, the encoder options that change the tables, and this build (the ELF
+// build id of the code reading it, so that a rebuilt tokenmill, whose tables or hashes may
+// differ, never reads another build's entries; no build id: no cache). A CRC is no defence
+// against a file made to collide (a downloaded vocabulary could be made to share
+// o200k_base's name), so an entry also holds those inputs themselves, and Find compares them
+// byte for byte (o200k_base: 3.6 MB, well under a millisecond). An entry is a header (magic,
+// format, the name, the size and CRC-64 of the rest), the inputs, then the payload. An entry that fails a check is
 // ignored (and replaced by the next store). Entries are written to a temporary file and
 // renamed, so processes sharing the folder see a whole entry or none; not fsynced (a torn
 // entry fails its CRC). At most kMaxEntries are kept: storing removes the least recently
@@ -50,13 +53,18 @@ class VocabCache {
   static std::string KeyOf(std::span<const std::string_view> inputs);
   std::string PathOf(const std::string& key) const;
 
-  // The payload of `key`'s entry when there is one and it passes its checks (its modification
-  // time then renewed); none otherwise.
-  std::optional<SharedBytes> Find(const std::string& key) const;
-  // Writes `key`'s entry (creating the folder, mode 0700, if needed; whatever was at its path
-  // replaced), then removes the least recently used entries past kMaxEntries and stale
+  // The payload of the entry for `inputs` when there is one, it passes its checks and it holds
+  // exactly these inputs (its modification time then renewed); none otherwise.
+  std::optional<SharedBytes> Find(std::span<const std::string_view> inputs) const;
+  // Whether Store may write: the folder is there (made, mode 0700, if missing and its parent is
+  // the user's or a sticky folder such as /tmp; never in another user's folder), the user's own
+  // and writable by no one else. For a caller to skip making a payload that cannot be stored.
+  bool Writable() const;
+  // Writes the entry for `inputs` (a regular file of mode 0600, replacing a non-regular file at
+  // its path), then removes the least recently used entries past kMaxEntries and stale
   // temporary files. The cache only saves time: callers may ignore a failure.
-  absl::Status Store(const std::string& key, std::span<const std::string_view> payload) const;
+  absl::Status Store(std::span<const std::string_view> inputs,
+                     std::span<const std::string_view> payload) const;
 
  private:
   std::string folder_;
