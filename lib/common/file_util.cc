@@ -112,21 +112,24 @@ struct Mapping {
 
 }  // namespace
 
+std::optional<SharedBytes> MapDescriptor(int fd, size_t size) {
+  void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  if (data == MAP_FAILED) return std::nullopt;
+  auto mapping = std::make_shared<Mapping>();
+  mapping->data = data;
+  mapping->size = size;
+  return SharedBytes(std::move(mapping), std::string_view(static_cast<const char*>(data), size));
+}
+
 absl::StatusOr<SharedBytes> MapFile(const std::string& path) {
   absl::Status readable = CheckReadableFile(path);
   if (!readable.ok()) return readable;
   int fd = path == "-" ? -1 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   struct stat st;
   if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-    const size_t size = static_cast<size_t>(st.st_size);
-    void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    std::optional<SharedBytes> mapped = MapDescriptor(fd, static_cast<size_t>(st.st_size));
     ::close(fd);
-    if (data != MAP_FAILED) {
-      auto mapping = std::make_shared<Mapping>();
-      mapping->data = data;
-      mapping->size = size;
-      return SharedBytes(std::move(mapping), std::string_view(static_cast<const char*>(data), size));
-    }
+    if (mapped) return *std::move(mapped);
   } else if (fd >= 0) {
     ::close(fd);
   }

@@ -42,6 +42,10 @@ class SharedBytes {
 // the pages are the page cache's), or read with ReadFile where it cannot be mapped. Errors
 // as ReadFile's. The file must not change while the bytes are in use.
 absl::StatusOr<SharedBytes> MapFile(const std::string& path);
+// The first `size` bytes (more than 0) of the regular file open as `fd`, mapped read-only as
+// MapFile maps (the descriptor may be closed afterwards); none when mmap fails. For a caller
+// that opened and checked the file itself.
+std::optional<SharedBytes> MapDescriptor(int fd, size_t size);
 
 // Checks that `path` names a readable regular file (or "-" for stdin) without reading it.
 absl::Status CheckReadableFile(const std::string& path);
