@@ -122,27 +122,6 @@ std::string CopyVocab(const TempDir& dir, const std::string& name) {
 
 const BpeModel& Bpe(const Encoder& e) { return *AsBpe(e.model()); }
 
-// The CRC-64 in an entry's header made right again after an edit of what follows it:
-// magic (8), format (4), key (32), size (8) and CRC-64 (8) of the rest, the inputs, the payload.
-void Reseal(std::string& entry) {
-  constexpr size_t kCrcAt = 8 + 4 + 32 + 8, kPayloadAt = kCrcAt + 8;
-  const uint64_t crc = crc64_ecma_refl(0, reinterpret_cast<const unsigned char*>(entry.data()) + kPayloadAt,
-                                       entry.size() - kPayloadAt);
-  for (int i = 0; i < 8; ++i) entry[kCrcAt + i] = static_cast<char>(crc >> (8 * i) & 0xFF);
-}
-
-// Where the parts of an entry lie (vocab_cache.cc's header, then model_file.cc's payload: the
-// tokens record, then BpeEncoder::AppendTables), for edits that its CRC is then made right for.
-struct Layout {
-  size_t mask_at = 0;         // TokenTable: its mask, a varint
-  size_t slots_at = 0;        // its slots: {key 16 bytes, size 4, id 4}
-  size_t slot_count = 0;
-  size_t long_keys_at = 0;    // its long keys' bytes
-  size_t long_keys_size = 0;
-  size_t pairs_at = 0;        // RankBytePairs: 65,536 {priority 4, result 4}
-  size_t chars_at = 0;        // CharSegments: 65,536 entries of 8 bytes
-};
-
 uint64_t Varint(const std::string& b, size_t& at) {
   uint64_t v = 0;
   for (int shift = 0;; shift += 7) {
@@ -152,10 +131,40 @@ uint64_t Varint(const std::string& b, size_t& at) {
   }
 }
 
-Layout LayoutOf(const std::string& entry) {
-  Layout l;
+// Where an entry's payload starts: after its header (magic 8, format 4, key 32, size 8, the
+// payload's CRC-64 8) and its inputs (a count, then each one's length and bytes).
+size_t PayloadAt(const std::string& entry) {
   size_t at = 60;
   for (uint64_t inputs = Varint(entry, at); inputs > 0; --inputs) at += Varint(entry, at);
+  return at;
+}
+
+// The payload's CRC-64 in an entry's header made right again after an edit of the payload.
+void Reseal(std::string& entry) {
+  constexpr size_t kCrcAt = 8 + 4 + 32 + 8;
+  const size_t payload_at = PayloadAt(entry);
+  const uint64_t crc = crc64_ecma_refl(0, reinterpret_cast<const unsigned char*>(entry.data()) + payload_at,
+                                       entry.size() - payload_at);
+  for (int i = 0; i < 8; ++i) entry[kCrcAt + i] = static_cast<char>(crc >> (8 * i) & 0xFF);
+}
+
+// Where the parts of an entry lie (vocab_cache.cc's header, then model_file.cc's payload: the
+// tokens record, then BpeEncoder::AppendTables), for edits that its CRC is then made right for.
+struct Layout {
+  size_t tokens_at = 0;       // the tokens record: their count, a varint
+  size_t mask_at = 0;         // TokenTable: its mask, a varint
+  size_t slots_at = 0;        // its slots: {key 16 bytes, size 4, id 4}
+  size_t slot_count = 0;
+  size_t long_keys_at = 0;    // its long keys' bytes
+  size_t long_keys_size = 0;
+  size_t pairs_at = 0;        // RankBytePairs: 65,536 {priority 4, result 4}
+  size_t chars_at = 0;        // CharSegments: 65,536 entries of 8 bytes
+};
+
+Layout LayoutOf(const std::string& entry) {
+  Layout l;
+  size_t at = PayloadAt(entry);
+  l.tokens_at = at;
   const uint64_t tokens = Varint(entry, at);
   uint64_t blob;
   std::memcpy(&blob, entry.data() + at + 8 * (tokens - 1), 8);
@@ -383,8 +392,8 @@ TEST(VocabCache, AnEntryFailingItsChecksIsReplaced) {
     Reseal(bytes);
     damages.push_back({what, bytes});
   };
-  resealed("garbage tokens", [](std::string& b) {
-    for (size_t i = 60; i < 60 + 4096; ++i) b[i] = static_cast<char>(0xFF);
+  resealed("garbage tokens", [&](std::string& b) {
+    for (size_t i = l.tokens_at; i < l.tokens_at + 4096; ++i) b[i] = static_cast<char>(0xFF);
   });
   resealed("a mask that is no power of two less one", [&](std::string& b) { --b[l.mask_at]; });
   // The first slot holding a token, and the first holding a long one (over 16 bytes).
@@ -539,15 +548,14 @@ TEST(VocabCache, AnEntryOfOtherInputsUnderTheSameNameIsNotUsed) {
   EXPECT_FALSE(cache.Find(mine).has_value());
   ASSERT_TRUE(cache.Find(theirs).has_value());
   EXPECT_EQ(cache.Find(theirs)->view(), "their tables");
-  // The same entry with its inputs made mine (its CRC made right) is read: only the inputs
-  // kept it out.
+  // The same entry with its inputs made mine (its size made right; the CRC is the payload's)
+  // is read: only the inputs kept it out.
   const size_t at = entry.find("a file made to collide");
   ASSERT_NE(at, std::string::npos);
   std::string same = entry.substr(0, at - 1) + static_cast<char>(8) + "my ranks" +
                      entry.substr(at + std::strlen("a file made to collide"));
   const uint64_t size = same.size() - 60;
   for (int i = 0; i < 8; ++i) same[8 + 4 + 32 + i] = static_cast<char>(size >> (8 * i) & 0xFF);
-  Reseal(same);
   WriteAll(path, same);
   ASSERT_TRUE(cache.Find(mine).has_value());
   EXPECT_EQ(cache.Find(mine)->view(), "their tables");

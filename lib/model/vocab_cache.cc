@@ -29,10 +29,10 @@ namespace tokenmill {
 namespace {
 
 constexpr std::string_view kMagic = "TMVCACHE";
-constexpr uint32_t kFormat = 2;  // 2: the inputs in the entry
+constexpr uint32_t kFormat = 3;  // 2: the inputs in the entry; 3: the CRC of the payload alone
 constexpr std::string_view kSuffix = ".tmvocab";
 constexpr size_t kKeyChars = 32;  // two CRC-64s in hex
-// magic, format, key, the size and CRC-64 of the rest (the inputs, the payload)
+// magic, format, key, the size of the rest (the inputs, the payload), the payload's CRC-64
 constexpr size_t kHeaderBytes = kMagic.size() + 4 + kKeyChars + 8 + 8;
 // A temporary entry (StreamingFile's KEY.tmvocab.tmp.XXXXXX) untouched this long was left by a
 // process that stopped while it stored it (another's, being written, is younger).
@@ -192,19 +192,14 @@ std::optional<SharedBytes> VocabCache::Find(std::span<const std::string_view> in
   const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   struct stat st;
-  void* data = MAP_FAILED;
-  size_t bytes = 0;
+  std::optional<SharedBytes> mapped;
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && OwnedAndPrivate(st) &&
       static_cast<uint64_t>(st.st_size) >= kHeaderBytes) {
-    bytes = static_cast<size_t>(st.st_size);
-    data = mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    mapped = MapDescriptor(fd, static_cast<size_t>(st.st_size));
   }
   close(fd);
-  if (data == MAP_FAILED) return std::nullopt;
-  const SharedBytes mapped(
-      std::shared_ptr<const void>(data, [bytes](const void* p) { munmap(const_cast<void*>(p), bytes); }),
-      std::string_view(static_cast<const char*>(data), bytes));
-  BinaryReader in(mapped.view());
+  if (!mapped) return std::nullopt;
+  BinaryReader in(mapped->view());
   std::string_view magic, stored_key;
   uint32_t format;
   uint64_t size, crc;
@@ -213,9 +208,8 @@ std::optional<SharedBytes> VocabCache::Find(std::span<const std::string_view> in
       !in.Fixed64(&size) || !in.Fixed64(&crc) || size != in.remaining()) {
     return std::nullopt;
   }
-  const SharedBytes rest = mapped.Sub(in.offset(), size);
-  if (Crc(0, rest.view()) != crc) return std::nullopt;
-  // The inputs it was made from, byte for byte.
+  // The inputs it was made from, byte for byte (no CRC needed there), then the payload's CRC.
+  const SharedBytes rest = mapped->Sub(in.offset(), size);
   BinaryReader stored(rest.view());
   uint64_t count;
   if (!stored.Varint(&count) || count != inputs.size()) return std::nullopt;
@@ -223,8 +217,10 @@ std::optional<SharedBytes> VocabCache::Find(std::span<const std::string_view> in
     std::string_view bytes;
     if (!stored.Bytes(&bytes) || bytes != input) return std::nullopt;
   }
+  SharedBytes payload = rest.Sub(stored.offset(), stored.remaining());
+  if (Crc(0, payload.view()) != crc) return std::nullopt;
   utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // used now (for the least-recently-used rule)
-  return rest.Sub(stored.offset(), stored.remaining());
+  return payload;
 }
 
 bool VocabCache::Writable() const {
@@ -240,7 +236,7 @@ absl::Status VocabCache::Store(std::span<const std::string_view> inputs,
         StrCat(folder_, " is not a folder of this user's that only this user may write"));
   }
   const std::string inputs_record = InputsRecord(inputs);
-  uint64_t size = inputs_record.size(), crc = Crc(0, inputs_record);
+  uint64_t size = inputs_record.size(), crc = 0;
   for (std::string_view piece : payload) {
     size += piece.size();
     crc = Crc(crc, piece);
