@@ -40,10 +40,11 @@ constexpr char kDescription[] =
     "\n"
     "Custom patterns (--pattern, also in train and count): any regex PCRE2 accepts, with\n"
     "PCRE2's meaning (UTF and Unicode properties on; look-around, \\w, \\d, \\p{P}, \\p{Han},\n"
-    "...), run by PCRE2 with JIT. The pieces are its matches, searched for one after another;\n"
-    "an empty string is never a match; text no match covers is cut into pieces too, so\n"
-    "nothing is lost. The presets run on exact hand-written scanners; a pattern equal to a\n"
-    "preset's gets that preset's scanner.";
+    "...), run by PCRE2 with JIT (without it where the pattern recurses or calls a group as\n"
+    "a subroutine, (?R) (?1) (?&name) \\g<1>: PCRE2's JIT cannot stop such a call that loops).\n"
+    "The pieces are its matches, searched for one after another; an empty string is never a\n"
+    "match; text no match covers is cut into pieces too, so nothing is lost. The presets run\n"
+    "on exact hand-written scanners; a pattern equal to a preset's gets that preset's scanner.";
 
 void AppendEscaped(std::string_view piece, std::string& out) {
   const auto* s = reinterpret_cast<const unsigned char*>(piece.data());

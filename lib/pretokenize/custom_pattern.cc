@@ -1,5 +1,5 @@
-// Custom patterns on PCRE2: compiled once (JIT when the platform has it), matched from many
-// threads with per-thread match data, match context and JIT stack.
+// Custom patterns on PCRE2: compiled once (JIT when the platform has it and the pattern calls no
+// subroutine), matched from many threads with per-thread match data, match context and JIT stack.
 #include "pretokenize/custom_pattern.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -114,6 +114,27 @@ class Pcre2PatternPreTokenizer final : public PreTokenizer {
   uint32_t match_limit_;
 };
 
+// Whether `pattern` may call a group as a subroutine (recursion included): (?R) (?0) (?1) (?+1)
+// (?-1) (?&name) (?P>name) \g<..> \g'..'. PCRE2 10.42's JIT gives such a call that cannot
+// advance no loop check: `a*|(?R)` on "5" recurses until its match limit or 64 MB stack runs
+// out, at a cost that grows with the square of the depth (4 s at a limit of 100,000; hours at
+// the default), at every position a search starts from. The interpreter sees the loop at once.
+// Looked for in the text, escapes and classes not told apart: a false find only costs the JIT.
+bool MayCallASubroutine(std::string_view pattern) {
+  auto digit = [&](size_t i) {
+    return i < pattern.size() && pattern[i] >= '0' && pattern[i] <= '9';
+  };
+  for (size_t i = 0; i + 2 < pattern.size(); ++i) {
+    const char a = pattern[i], b = pattern[i + 1], c = pattern[i + 2];
+    if (a == '\\' && b == 'g' && (c == '<' || c == '\'')) return true;
+    if (a != '(' || b != '?') continue;
+    if (c == 'R' || c == '&' || digit(i + 2)) return true;
+    if ((c == '+' || c == '-') && digit(i + 3)) return true;
+    if (c == 'P' && i + 3 < pattern.size() && pattern[i + 3] == '>') return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<PreTokenizer>> CompileCustomPattern(std::string_view pattern,
@@ -128,7 +149,8 @@ absl::StatusOr<std::unique_ptr<PreTokenizer>> CompileCustomPattern(std::string_v
     return absl::InvalidArgumentError(
         StrCat("PCRE2 refuses the pattern at offset ", error_offset, ": ", ErrorText(error_code)));
   }
-  const bool jit = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
+  const bool jit =
+      !MayCallASubroutine(pattern) && pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
   return std::make_unique<Pcre2PatternPreTokenizer>(code, jit, match_limit);
 }
 

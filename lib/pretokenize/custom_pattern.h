@@ -1,5 +1,6 @@
 // Custom pre-tokenizer patterns (--pattern): any pattern PCRE2 accepts, run by PCRE2 itself
-// (Debian's libpcre2-8, JIT-compiled), with PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF.
+// (Debian's libpcre2-8, JIT-compiled unless the pattern calls a subroutine or recurses, where
+// the JIT cannot see a call that loops), with PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF.
 // PCRE2 defines what such a pattern means, so the split is exact by definition: full PCRE
 // syntax, look-ahead and look-behind, \d \w \b, every Unicode property and script (\p{P},
 // \p{Han}, ...). Its Unicode tables are those of the libpcre2 linked (Debian 12's 10.42: Unicode
@@ -12,8 +13,9 @@
 // invalid byte one).
 //
 // A match that PCRE2 cannot finish within its limits (a JIT stack of 64 MB per thread, then
-// the interpreter's 256 MB heap) leaves the text it could not match uncovered (still pieces,
-// nothing lost) and is counted by CustomPatternMatchFailures().
+// the interpreter's 256 MB heap), or stops as a recursion that would loop, leaves the next
+// character uncovered (still pieces, nothing lost), is counted by CustomPatternMatchFailures(),
+// and the search goes on after that character.
 #pragma once
 
 #include <cstdint>
