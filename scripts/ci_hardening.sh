@@ -30,7 +30,7 @@ TSAN_TARGETS=(corpus_reader_test count_corpus_test count_documents_test count_wo
               checkpoint_resume_test train_cli_test training_run_test pretokenize_custom_test
               wordpiece_train_test unigram_train_test model_tiktoken_test encode_corpus_test
               vocab_cache_test)
-TSAN_FILTER='^((BatchReader|CountCorpus|EncodeCorpus|CountDocuments|WordCounts|CountsFile|TrainBpe|Encoder|SpecialTokens|Resume|Seeds/InterruptedTraining|TrainCli|TrainingRun|CustomPattern|FromTiktoken|VocabCache)\.|WordPieceTrain\.SameModelWithOneTwoAndFourThreads$|UnigramTrain\.SameModelWithOneTwoAndFourThreadsOnRandomCorpora$)'
+TSAN_FILTER='^((BatchReader|CountCorpus|EncodeCorpus|CountDocuments|WordCounts|CountsFile|TrainBpe|Encoder|SpecialTokens|Resume|Seeds/InterruptedTraining|TrainCli|TrainingRun|CustomPattern|FromTiktoken|FromHfJson|VocabCache)\.|WordPieceTrain\.SameModelWithOneTwoAndFourThreads$|UnigramTrain\.SameModelWithOneTwoAndFourThreadsOnRandomCorpora$)'
 
 if [[ $what == tsan || $what == all ]]; then
   echo "== ThreadSanitizer: parallel stages"

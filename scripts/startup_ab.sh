@@ -5,8 +5,11 @@
 # o200k_base (the .tiktoken files of build/test_vocab). Both read a vocabulary cache of the run's
 # (lib/model/vocab_cache.h), filled by an untimed run of each before any clock; OLD_CACHE=off or
 # NEW_CACHE=off turns it off for that side (the same binary twice: the cache's own saving).
-# Usage: [OLD_CACHE=off] [NEW_CACHE=off] scripts/startup_ab.sh OLD_BINARY NEW_BINARY [RUNS]
-#        (default 15 runs each)
+# VOCAB_FORMAT=tokenizer.json times the two vocabularies converted to tokenizer.json (by NEW's
+# `convert`, before any clock) instead: what a tokenizer trained by tokenmill or taken from
+# Hugging Face loads like (no cache applies to those).
+# Usage: [OLD_CACHE=off] [NEW_CACHE=off] [VOCAB_FORMAT=tokenizer.json] \
+#          scripts/startup_ab.sh OLD_BINARY NEW_BINARY [RUNS]   (default 15 runs each)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 old=$1 new=$2 runs=${3:-15}
@@ -14,11 +17,18 @@ vocab="$root/build/test_vocab/vocab"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 : > "$work/empty.txt"
+tokenizer_of() { echo "$vocab/$1.tiktoken"; }
+if [[ ${VOCAB_FORMAT:-tiktoken} == tokenizer.json ]]; then
+  for enc in cl100k_base o200k_base; do
+    "$new" convert "$vocab/$enc.tiktoken" "$work/$enc.json" > /dev/null
+  done
+  tokenizer_of() { echo "$work/$1.json"; }
+fi
 cache_of() { local c=$([[ $1 == old ]] && echo "${OLD_CACHE:-}" || echo "${NEW_CACHE:-}"); echo "${c:-$work/cache}"; }
 for enc in cl100k_base o200k_base; do
   for which in old new; do
     bin=$([[ $which == old ]] && echo "$old" || echo "$new")
-    TOKENMILL_CACHE_DIR=$(cache_of $which) "$bin" encode --tokenizer "$vocab/$enc.tiktoken" \
+    TOKENMILL_CACHE_DIR=$(cache_of $which) "$bin" encode --tokenizer "$(tokenizer_of $enc)" \
       --output-format u32 --output "$work/out.u32" --threads 2 --progress none "$work/empty.txt"
   done
 done
@@ -30,7 +40,7 @@ for enc in cl100k_base o200k_base; do
       rm -f "$work/out.u32"
       cache=$(cache_of $which)
       start=$(date +%s%N)
-      TOKENMILL_CACHE_DIR=$cache "$bin" encode --tokenizer "$vocab/$enc.tiktoken" --output-format u32 --output "$work/out.u32" \
+      TOKENMILL_CACHE_DIR=$cache "$bin" encode --tokenizer "$(tokenizer_of $enc)" --output-format u32 --output "$work/out.u32" \
         --threads 2 --progress none "$work/empty.txt"
       echo $(( ($(date +%s%N) - start) / 1000 )) >> "$work/$enc.$which"
     done

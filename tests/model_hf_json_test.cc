@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <tbb/task_arena.h>
+
 #include <fstream>
 
 #include "common/byte_level.h"
@@ -159,6 +161,68 @@ TEST(FormatRoundTrip, OpenAiTiktokenToJsonAndBack) {
   EXPECT_EQ(testing::ReadFileOrFail(dir.File("gpt2.tiktoken")), testing::ReadFileOrFail(vocab));
   std::string text = testing::ReadFileOrFail(std::string(TOKENMILL_SOURCE_DIR) + "/tests/data/tiktoken_expected/inputs.txt");
   EXPECT_EQ(EncodeAll(*json, text), EncodeAll(*original, text));
+}
+
+// A long merge list is read in parallel blocks (bpe_hf_json.cc): its merges are those written, in
+// order, and of several bad merges far apart the error names the lowest-ranked, as a serial read
+// does, whatever block or group each falls in.
+TEST(FromHfJson, ALongMergeListIsReadInOrderAndItsFirstBadMergeNamed) {
+  auto original = LoadBpeModel(testing::TestVocabDir() + "gpt2.tiktoken");
+  ASSERT_TRUE(original.ok()) << original.status();
+  const std::string json = ToHfJson(*original);
+  const std::vector<Merge> want = MergeList(*original);
+  ASSERT_GT(want.size(), 50000u);
+  {
+    auto read = BpeModelFromHfJson(json, "gpt2.json");
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_TRUE(read->merges == want);
+  }
+  // The file with merge `rank`'s entry replaced: entries are written one per line.
+  const size_t list = json.find("\"merges\": [");
+  ASSERT_NE(list, std::string::npos);
+  auto replaced = [&](std::string text, const std::vector<std::pair<size_t, std::string>>& edits) {
+    for (auto it = edits.rbegin(); it != edits.rend(); ++it) {
+      size_t at = text.find('\n', list);
+      for (size_t i = 0; i < it->first; ++i) at = text.find('\n', at + 1);
+      const size_t begin = text.find('[', at);
+      const size_t end = text.find_first_of(",\n", text.find(']', begin));
+      text.replace(begin, end - begin, it->second);
+    }
+    return text;
+  };
+  const std::string unknown = R"(["\u0120the", "zzqqzzqq"])";
+  const std::string no_token = R"(["\u0120the", "\u0120the"])";
+  const std::string not_a_pair = R"("\u0120the")";
+  const std::string not_byte_level = R"(["\u0120the", "\u4e00"])";
+  struct Case {
+    std::vector<std::pair<size_t, std::string>> edits;  // in rank order
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{{20001, no_token}, {40000, unknown}}, "'model.merges[20001]' forms"},
+           {{{40000, unknown}}, "'model.merges[40000]' refers to a token not in the vocab"},
+           {{{4095, not_a_pair}, {4096, unknown}}, "'model.merges[4095]' is not \"left right\""},
+           {{{4097, unknown}, {4098, not_a_pair}}, "'model.merges[4097]' refers"},
+           {{{33, not_byte_level}, {49000, not_a_pair}}, "'model.merges[33]' is not byte-level"},
+           {{{0, unknown}, {1, unknown}}, "'model.merges[0]' refers"},
+           {{{want.size() - 1, no_token}}, StrCat("'model.merges[", want.size() - 1, "]' forms")},
+           // Where the range is first split: the halves go to different threads.
+           {{{want.size() / 4, no_token}, {want.size() * 3 / 4, unknown}},
+            StrCat("'model.merges[", want.size() / 4, "]' forms")},
+           {{{want.size() / 2 - 1, unknown}, {want.size() / 2 + 1, not_a_pair}},
+            StrCat("'model.merges[", want.size() / 2 - 1, "]' refers")},
+       }) {
+    const std::string text = replaced(json, c.edits);
+    // Eight threads, so that the blocks are shared out (on two cores one thread may take them
+    // all, in order).
+    tbb::task_arena arena(8);
+    for (int run = 0; run < 3; ++run) {
+      absl::Status status =
+          arena.execute([&] { return BpeModelFromHfJson(text, "gpt2.json").status(); });
+      ASSERT_FALSE(status.ok()) << c.message;
+      EXPECT_THAT(std::string(status.message()), HasSubstr(c.message));
+    }
+  }
 }
 
 }  // namespace

@@ -62,35 +62,62 @@ std::string BytesToByteLevel(std::string_view bytes) {
   return out;
 }
 
+namespace {
+
+// The byte-level character at text[i]: its length and the byte it stands for, or byte -1 where
+// it is no character of the alphabet (len 0: not a one- or two-byte UTF-8 sequence).
+struct ByteLevelChar {
+  int byte;
+  size_t len;
+  char32_t cp;
+};
+inline ByteLevelChar ByteLevelCharAt(std::string_view text, size_t i, const ByteLevelTables& t) {
+  const auto lead = static_cast<unsigned char>(text[i]);
+  char32_t cp;
+  size_t len;
+  if (lead < 0x80) {
+    cp = lead;
+    len = 1;
+  } else if ((lead & 0xE0) == 0xC0 && i + 1 < text.size() &&
+             (static_cast<unsigned char>(text[i + 1]) & 0xC0) == 0x80) {
+    cp = ((lead & 0x1F) << 6) | (static_cast<unsigned char>(text[i + 1]) & 0x3F);
+    len = 2;
+  } else {
+    return {-1, 0, 0};
+  }
+  return {cp < t.cp_to_byte.size() ? t.cp_to_byte[cp] : -1, len, cp};
+}
+
+}  // namespace
+
+bool AppendByteLevelBytes(std::string_view text, std::string& out) {
+  const ByteLevelTables& t = Tables();
+  for (size_t i = 0; i < text.size();) {
+    const ByteLevelChar c = ByteLevelCharAt(text, i, t);
+    if (c.byte < 0) return false;
+    out.push_back(static_cast<char>(c.byte));
+    i += c.len;
+  }
+  return true;
+}
+
 absl::StatusOr<std::string> ByteLevelToBytes(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  size_t i = 0;
-  while (i < text.size()) {
-    unsigned char lead = static_cast<unsigned char>(text[i]);
-    char32_t cp;
-    size_t len;
-    if (lead < 0x80) {
-      cp = lead;
-      len = 1;
-    } else if ((lead & 0xE0) == 0xC0 && i + 1 < text.size() &&
-               (static_cast<unsigned char>(text[i + 1]) & 0xC0) == 0x80) {
-      cp = ((lead & 0x1F) << 6) | (static_cast<unsigned char>(text[i + 1]) & 0x3F);
-      len = 2;
-    } else {
+  if (AppendByteLevelBytes(text, out)) return out;
+  const ByteLevelTables& t = Tables();
+  for (size_t i = 0;; i += ByteLevelCharAt(text, i, t).len) {
+    const ByteLevelChar c = ByteLevelCharAt(text, i, t);
+    if (c.len == 0) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "byte %d of %d in a byte-level token is not a character of the byte-level alphabet",
           i, text.size()));
     }
-    int byte = CodePointToByte(cp);
-    if (byte < 0) {
+    if (c.byte < 0) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("U+%04X is not a character of the byte-level alphabet", cp));
+          absl::StrFormat("U+%04X is not a character of the byte-level alphabet", c.cp));
     }
-    out.push_back(static_cast<char>(byte));
-    i += len;
   }
-  return out;
 }
 
 }  // namespace tokenmill

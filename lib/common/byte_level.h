@@ -24,6 +24,9 @@ std::string BytesToByteLevel(std::string_view bytes);
 
 // The inverse of BytesToByteLevel. Fails on invalid UTF-8 or a character outside the alphabet.
 absl::StatusOr<std::string> ByteLevelToBytes(std::string_view text);
+// ByteLevelToBytes appending to `out`, without the error's words: false where it fails (`out`
+// then ends with the bytes of the characters before the first bad one).
+bool AppendByteLevelBytes(std::string_view text, std::string& out);
 
 // Appends the UTF-8 encoding of `code_point` (must be a valid scalar value) to `out`.
 void AppendUtf8(char32_t code_point, std::string& out);

@@ -331,14 +331,11 @@ std::string ToHfJson(const Model& model) {
   return out;
 }
 
-absl::StatusOr<std::unique_ptr<Model>> FromHfJson(std::string_view json, std::string_view source) {
-  simdjson::dom::parser parser;
-  simdjson::padded_string padded(json);
-  simdjson::dom::element root;
-  if (auto error = parser.parse(padded).get(root)) {
-    return absl::InvalidArgumentError(
-        StrCat(source, ": not valid JSON (", simdjson::error_message(error), ")"));
-  }
+namespace {
+
+// FromHfJson on the parsed document.
+absl::StatusOr<std::unique_ptr<Model>> FromHfJsonRoot(simdjson::dom::element root,
+                                                      std::string_view source) {
   simdjson::dom::element model_json;
   if (root["model"].get(model_json)) return HfJsonFieldError(source, "model", "is missing");
   std::string_view type;
@@ -366,6 +363,37 @@ absl::StatusOr<std::unique_ptr<Model>> FromHfJson(std::string_view json, std::st
   TM_RETURN_IF_ERROR(ParseAddedTokens(root, source, added, model->specials));
   TM_RETURN_IF_ERROR(ParseBpeModelJson(model_json, added, source, *model));
   return std::unique_ptr<Model>(std::move(model));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Model>> FromHfJson(std::string_view json, std::string_view source) {
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded(json);
+  simdjson::dom::element root;
+  if (auto error = parser.parse(padded).get(root)) {
+    return absl::InvalidArgumentError(
+        StrCat(source, ": not valid JSON (", simdjson::error_message(error), ")"));
+  }
+  return FromHfJsonRoot(root, source);
+}
+
+JsonKind ClassifyJson(std::string_view text, std::string_view source,
+                      absl::StatusOr<std::unique_ptr<Model>>* model) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || text[first] != '{') return JsonKind::kNotJson;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.parse(simdjson::padded_string(text)).get(root) || !root.is_object()) {
+    return JsonKind::kOther;
+  }
+  simdjson::dom::element field;
+  if (!root["model"].get(field)) {
+    if (model != nullptr) *model = FromHfJsonRoot(root, source);
+    return JsonKind::kTokenizerJson;
+  }
+  if (!root["pattern"].get(field)) return JsonKind::kTiktokenSidecar;
+  return JsonKind::kOther;
 }
 
 absl::StatusOr<BpeModel> BpeModelFromHfJson(std::string_view json, std::string_view source) {

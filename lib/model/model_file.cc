@@ -1,6 +1,5 @@
 #include "model/model_file.h"
 
-#include <simdjson.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_invoke.h>
@@ -28,8 +27,6 @@
 
 namespace tokenmill {
 namespace {
-
-enum class JsonKind { kNotJson, kTokenizerJson, kTiktokenSidecar, kOther };
 
 // Whether a text that is no JSON could be a vocab.txt: UTF-8 without NUL or control bytes but
 // tab and line ends (a binary file, a checkpoint or a .zst is none).
@@ -61,20 +58,6 @@ bool LooksLikeTiktoken(std::string_view text) {
   return true;
 }
 
-JsonKind ClassifyJson(std::string_view text) {
-  size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos || text[first] != '{') return JsonKind::kNotJson;
-  simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  if (parser.parse(simdjson::padded_string(text)).get(root) || !root.is_object()) {
-    return JsonKind::kOther;
-  }
-  simdjson::dom::element field;
-  if (!root["model"].get(field)) return JsonKind::kTokenizerJson;
-  if (!root["pattern"].get(field)) return JsonKind::kTiktokenSidecar;
-  return JsonKind::kOther;
-}
-
 }  // namespace
 
 std::string_view ModelFormatName(ModelFormat format) {
@@ -89,7 +72,7 @@ std::string_view ModelFormatName(ModelFormat format) {
 absl::StatusOr<ModelFormat> DetectModelFormat(const std::string& path) {
   TM_ASSIGN_OR_RETURN(SharedBytes mapped, MapFile(path));  // as LoadModelFrom does
   const std::string_view text = mapped.view();
-  switch (ClassifyJson(text)) {
+  switch (ClassifyJson(text, path)) {
     case JsonKind::kNotJson:
       return LooksLikeTiktoken(text) || std::string_view(path).ends_with(".tiktoken") ||
                      !LooksLikeVocabTxt(text)
@@ -147,7 +130,9 @@ absl::StatusOr<std::unique_ptr<Model>> LoadModelFrom(
   // mapped, on one core at any thread count).
   TM_ASSIGN_OR_RETURN(SharedBytes mapped, MapFile(path));
   const std::string_view text = mapped.view();
-  switch (ClassifyJson(text)) {
+  absl::StatusOr<std::unique_ptr<Model>> hf_json = nullptr;  // a tokenizer.json's model
+  const JsonKind kind = ClassifyJson(text, path, &hf_json);
+  switch (kind) {
     case JsonKind::kNotJson: {
       if (!LooksLikeTiktoken(text) && !std::string_view(path).ends_with(".tiktoken")) {
         if (!LooksLikeVocabTxt(text)) {
@@ -184,9 +169,10 @@ absl::StatusOr<std::unique_ptr<Model>> LoadModelFrom(
     case JsonKind::kOther:
       break;
   }
-  // A tokenizer.json; or not valid JSON, or JSON of another kind: then the tokenizer.json
-  // reader says what is wrong.
-  TM_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, FromHfJson(text, path));
+  // A tokenizer.json, read from ClassifyJson's parse; or not valid JSON, or JSON of another
+  // kind: then the tokenizer.json reader says what is wrong.
+  if (kind != JsonKind::kTokenizerJson) hf_json = FromHfJson(text, path);
+  TM_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, std::move(hf_json));
   checked = model->type() == ModelType::kBpe;  // ParseBpeModelJson ends with Validate()
   return model;
 }

@@ -114,6 +114,9 @@ class ByteUnits : public Units {
   absl::StatusOr<std::string> TextToToken(std::string_view text) const override {
     return ByteLevelToBytes(text);
   }
+  bool AppendTextAsToken(std::string_view text, std::string& out) const override {
+    return AppendByteLevelBytes(text, out);
+  }
 
   std::string HfPreTokenizer(const PreTokenizerConfig& config) const override {
     if (config.preset == "gpt2" && !config.split_digits) {
@@ -261,6 +264,10 @@ class CharUnits : public Units {
   std::string TokenToText(std::string_view bytes) const override { return std::string(bytes); }
   absl::StatusOr<std::string> TextToToken(std::string_view text) const override {
     return std::string(text);
+  }
+  bool AppendTextAsToken(std::string_view text, std::string& out) const override {
+    out += text;
+    return true;
   }
 
   std::string HfPreTokenizer(const PreTokenizerConfig& config) const override {

@@ -146,6 +146,14 @@ class Units {
   // say what is wrong, without the field).
   virtual std::string TokenToText(std::string_view bytes) const = 0;
   virtual absl::StatusOr<std::string> TextToToken(std::string_view text) const = 0;
+  // TextToToken appending to `out`, without the error's words (false where it fails): for
+  // readers of many tokens, such as tokenizer.json's merges.
+  virtual bool AppendTextAsToken(std::string_view text, std::string& out) const {
+    absl::StatusOr<std::string> token = TextToToken(text);
+    if (!token.ok()) return false;
+    out += *token;
+    return true;
+  }
   // The "pre_tokenizer" object that splits as `config` does, and the "decoder" object of a
   // model with these units and that pre-tokenizer (`byte_fallback`: it has <0xNN> tokens).
   // `prefix` and `suffix`: the model's word-boundary markers (character units), or "".
