@@ -138,7 +138,9 @@ absl::Status ParseVocab(simdjson::dom::element model_json,
     return StrCat("has id ", id, ", far beyond the ", entries, " tokens the file defines");
   };
   model.tokens.reserve(entries);
-  for (auto [key, value] : vocab) {
+  for (simdjson::dom::key_value_pair entry : vocab) {
+    const std::string_view key = entry.key;  // a variable, not a binding: the lambda takes it
+    const simdjson::dom::element value = entry.value;
     auto field = [&] { return StrCat("model.vocab[\"", key, "\"]"); };
     uint64_t id;
     if (value.get(id) || id > UINT32_MAX) {
