@@ -230,6 +230,12 @@ bool ReadMergeBytes(simdjson::dom::element entry, const BpeModel& model, std::st
   return true;
 }
 
+// The id of the token `bytes`, or kMissing. The empty string is no token, but TokenTable::Find
+// may match it with an empty slot (id 0): a merge "x " has an empty half.
+TokenId FindToken(const TokenTable& index, std::string_view bytes) {
+  return bytes.empty() ? TokenTable::kMissing : index.Find(bytes);
+}
+
 // Merge `rank`, `entry`, as a Merge of the ids `index` finds; the error names the field.
 absl::StatusOr<Merge> ReadMerge(simdjson::dom::element entry, size_t rank,
                                 const TokenTable& index, const BpeModel& model,
@@ -241,7 +247,7 @@ absl::StatusOr<Merge> ReadMerge(simdjson::dom::element entry, size_t rank,
   if (!ReadMergeBytes(entry, model, left, right, joined)) {
     return HfJsonFieldError(source, field(), "is not byte-level text");
   }
-  const Merge m{index.Find(left), index.Find(right), index.Find(joined)};
+  const Merge m{FindToken(index, left), FindToken(index, right), FindToken(index, joined)};
   if (m.left == TokenTable::kMissing || m.right == TokenTable::kMissing) {
     return HfJsonFieldError(source, field(), StrCat("refers to a token not in the vocab ('",
                                                      left_text, "' or '", right_text, "')"));
@@ -298,7 +304,8 @@ absl::Status ParseMerges(simdjson::dom::element model_json, std::string_view sou
           for (size_t rank = start; ok && rank < end; ++rank) {
             const size_t g = rank - start;
             Merge& m = model.merges[rank];
-            m = {index.Find(lefts[g]), index.Find(rights[g]), index.Find(joined[g])};
+            m = {FindToken(index, lefts[g]), FindToken(index, rights[g]),
+                 FindToken(index, joined[g])};
             ok = m.left != TokenTable::kMissing && m.right != TokenTable::kMissing &&
                  m.result != TokenTable::kMissing;
           }
