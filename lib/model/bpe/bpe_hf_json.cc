@@ -198,24 +198,10 @@ absl::Status ParseMergeText(simdjson::dom::element merge, std::string_view sourc
   return absl::OkStatus();
 }
 
-// The bytes of merge `entry`'s three tokens: left, right, and the two joined (less the right's
-// subword prefix); false where its text is not a merge or not the units' text.
-bool ReadMergeBytes(simdjson::dom::element entry, const BpeModel& model, std::string& left,
-                    std::string& right, std::string& joined) {
-  std::string_view left_text, right_text;
-  if (entry.is_string()) {
-    const std::string_view text = entry.get_string().value_unsafe();
-    const size_t space = text.find(' ');
-    if (space == std::string_view::npos) return false;
-    left_text = text.substr(0, space);
-    right_text = text.substr(space + 1);
-  } else {
-    simdjson::dom::array pair;
-    if (entry.get(pair) || pair.size() != 2 || pair.at(0).get(left_text) ||
-        pair.at(1).get(right_text)) {
-      return false;
-    }
-  }
+// The bytes of a merge's three tokens from its texts: left, right, and the two joined (less the
+// right's subword prefix); false where a text is not the units' text.
+bool MergeBytes(std::string_view left_text, std::string_view right_text, const BpeModel& model,
+                std::string& left, std::string& right, std::string& joined) {
   left.clear();
   right.clear();
   if (!model.units().AppendTextAsToken(left_text, left) ||
@@ -244,7 +230,7 @@ absl::StatusOr<Merge> ReadMerge(simdjson::dom::element entry, size_t rank,
   std::string_view left_text, right_text;
   TM_RETURN_IF_ERROR(ParseMergeText(entry, source, rank, left_text, right_text));
   std::string left, right, joined;
-  if (!ReadMergeBytes(entry, model, left, right, joined)) {
+  if (!MergeBytes(left_text, right_text, model, left, right, joined)) {
     return HfJsonFieldError(source, field(), "is not byte-level text");
   }
   const Merge m{FindToken(index, left), FindToken(index, right), FindToken(index, joined)};
@@ -294,7 +280,9 @@ absl::Status ParseMerges(simdjson::dom::element model_json, std::string_view sou
           bool ok = true;
           for (size_t rank = start; ok && rank < end; ++rank) {
             const size_t g = rank - start;
-            ok = ReadMergeBytes(entries[rank], model, lefts[g], rights[g], joined[g]);
+            std::string_view left_text, right_text;  // (no error is made where there is none)
+            ok = ParseMergeText(entries[rank], source, rank, left_text, right_text).ok() &&
+                 MergeBytes(left_text, right_text, model, lefts[g], rights[g], joined[g]);
             if (ok) {
               index.Prefetch(lefts[g]);
               index.Prefetch(rights[g]);
