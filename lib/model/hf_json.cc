@@ -369,12 +369,7 @@ absl::StatusOr<std::unique_ptr<Model>> FromHfJsonRoot(simdjson::dom::element roo
 
 absl::StatusOr<std::unique_ptr<Model>> FromHfJson(std::string_view json, std::string_view source) {
   simdjson::dom::parser parser;
-  simdjson::padded_string padded(json);
-  simdjson::dom::element root;
-  if (auto error = parser.parse(padded).get(root)) {
-    return absl::InvalidArgumentError(
-        StrCat(source, ": not valid JSON (", simdjson::error_message(error), ")"));
-  }
+  TM_ASSIGN_OR_RETURN(simdjson::dom::element root, ParseJson(parser, json, source));
   return FromHfJsonRoot(root, source);
 }
 
@@ -383,16 +378,14 @@ JsonKind ClassifyJson(std::string_view text, std::string_view source,
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos || text[first] != '{') return JsonKind::kNotJson;
   simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  if (parser.parse(simdjson::padded_string(text)).get(root) || !root.is_object()) {
-    return JsonKind::kOther;
-  }
+  const absl::StatusOr<simdjson::dom::element> root = ParseJson(parser, text, source);
+  if (!root.ok() || !root->is_object()) return JsonKind::kOther;
   simdjson::dom::element field;
-  if (!root["model"].get(field)) {
-    if (model != nullptr) *model = FromHfJsonRoot(root, source);
+  if (!(*root)["model"].get(field)) {
+    if (model != nullptr) *model = FromHfJsonRoot(*root, source);
     return JsonKind::kTokenizerJson;
   }
-  if (!root["pattern"].get(field)) return JsonKind::kTiktokenSidecar;
+  if (!(*root)["pattern"].get(field)) return JsonKind::kTiktokenSidecar;
   return JsonKind::kOther;
 }
 

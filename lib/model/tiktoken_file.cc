@@ -16,6 +16,7 @@
 #include "common/strings.h"
 #include "model/base64.h"
 #include "model/bpe/lookup_tables.h"
+#include "model/hf_json_fields.h"
 #include "model/json_writer.h"
 #include "model/units.h"
 #include "pretokenize/presets.h"
@@ -56,12 +57,7 @@ struct Sidecar {
 
 absl::StatusOr<Sidecar> ParseSidecar(std::string_view json, std::string_view source) {
   simdjson::dom::parser parser;
-  simdjson::padded_string padded(json);
-  simdjson::dom::element root;
-  if (auto error = parser.parse(padded).get(root)) {
-    return absl::InvalidArgumentError(
-        StrCat(source, ": not valid JSON (", simdjson::error_message(error), ")"));
-  }
+  TM_ASSIGN_OR_RETURN(simdjson::dom::element root, ParseJson(parser, json, source));
   if (!root.is_object()) return absl::InvalidArgumentError(StrCat(source, ": not a JSON object"));
   Sidecar sidecar;
   simdjson::dom::element field;

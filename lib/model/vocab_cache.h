@@ -13,8 +13,8 @@
 // against a file made to collide (a downloaded vocabulary could be made to share
 // o200k_base's name), so an entry also holds those inputs themselves, and Find compares them
 // byte for byte (o200k_base: 3.6 MB, well under a millisecond). An entry is a header (magic,
-// format, the name, the size of the rest, the payload's CRC-64), the inputs, then the payload. An entry that fails a check is
-// ignored (and replaced by the next store). Entries are written to a temporary file and
+// format, the name, the size of the rest, the payload's CRC-64), the inputs, then the payload.
+// An entry that fails a check is ignored (and replaced by the next store). Entries are written to a temporary file and
 // renamed, so processes sharing the folder see a whole entry or none; not fsynced (a torn
 // entry fails its CRC). At most kMaxEntries are kept: storing removes the least recently
 // used (by modification time, which Find renews), and temporary files left by a process that
