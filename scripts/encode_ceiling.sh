@@ -11,10 +11,14 @@
 #            the line nearest the middle): the same job split the shared-nothing way
 #   wholes   two processes at once, --threads 1 each, each on the whole corpus: twice the
 #            work of `one`, each process as warm as `one` (its own caches see every line)
+#   empty    one process on an empty file, --threads 1 and --threads 2: the start-up (process
+#            start, loading the vocabulary, making the output), which a second thread shortens
+#            little
 # and prints one ÷ threads, one ÷ halves, and 2 × one ÷ wholes: how much faster two cores run
 # the 1-thread job when each core runs one copy of it, with nothing shared between them. A
 # threaded run can beat that only by doing less work per core than one thread does. The
-# vocabulary cache (model/vocab_cache.h) is a folder of this run's, filled before any clock.
+# start-up is printed beside them: it is part of both runs' times and is not halved by a thread.
+# The vocabulary cache (model/vocab_cache.h) is a folder of this run's, filled before any clock.
 #
 #   scripts/encode_ceiling.sh [--runs N] [CORPUS...]   (default: 11 runs; linux_docs linux_c_100m poetry)
 set -euo pipefail
@@ -25,7 +29,7 @@ corpora=()
 while (($# > 0)); do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     -*) echo "encode_ceiling.sh: unknown flag $1" >&2; exit 2 ;;
     *) corpora+=("$1"); shift ;;
   esac
@@ -45,8 +49,9 @@ for enc in cl100k_base o200k_base; do encode 1 /dev/null "$work/warm.u32"; done
 rm -f "$work/warm.u32"
 echo "tokenmill $(git -C "$root" rev-parse --short HEAD), $(nproc) cores, $runs runs, medians"
 echo
-echo "| corpus | vocabulary | 1 thread | --threads 2 | 1 ÷ threads | two processes on halves | 1 ÷ halves | two processes on the whole | ceiling: 2 × 1 ÷ wholes |"
-echo "|---|---|---|---|---|---|---|---|---|"
+: > "$work/empty.txt"
+echo "| corpus | vocabulary | 1 thread | --threads 2 | 1 ÷ threads | two processes on halves | 1 ÷ halves | two processes on the whole | ceiling: 2 × 1 ÷ wholes | start-up (empty input), 1 / 2 threads |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for corpus in "${corpora[@]}"; do
   zstd -qdc "$root/../shared/corpora/$corpus.txt.zst" > "$work/all.txt"
   (cd "$work" && split -n l/2 -d all.txt half.)  # half.00, half.01: whole lines each
@@ -54,8 +59,8 @@ for corpus in "${corpora[@]}"; do
   for enc in cl100k_base o200k_base; do
     rm -f "$work"/t_*
     for ((i = 0; i < runs; i++)); do
-      jobs=(one threads halves wholes)
-      ((i % 2 == 1)) && jobs=(wholes halves threads one)
+      jobs=(one threads halves wholes empty1 empty2)
+      ((i % 2 == 1)) && jobs=(empty2 empty1 wholes halves threads one)
       for job in "${jobs[@]}"; do
         rm -f "$work"/*.u32
         sync  # the run before: its output's writeback is its own
@@ -65,14 +70,18 @@ for corpus in "${corpora[@]}"; do
           threads) encode 2 "$work/all.txt" "$work/a.u32" ;;
           halves) encode 1 "$work/half.00" "$work/a.u32" & encode 1 "$work/half.01" "$work/b.u32"; wait $! ;;
           wholes) encode 1 "$work/all.txt" "$work/a.u32" & encode 1 "$work/all.txt" "$work/b.u32"; wait $! ;;
+          empty1) encode 1 "$work/empty.txt" "$work/a.u32" ;;
+          empty2) encode 2 "$work/empty.txt" "$work/a.u32" ;;
         esac
         echo "scale=4; ($(now) - $start) / 1000000000" | bc >> "$work/t_$job"
       done
     done
     one=$(median < "$work/t_one"); threads=$(median < "$work/t_threads")
     halves=$(median < "$work/t_halves"); wholes=$(median < "$work/t_wholes")
-    printf '| %s | %s | %.4f s | %.4f s | %.3f× | %.4f s | %.3f× | %.4f s | %.3f× |\n' "$corpus" "$enc" \
-      "$one" "$threads" "$(echo "$one / $threads" | bc -l)" "$halves" "$(echo "$one / $halves" | bc -l)" \
-      "$wholes" "$(echo "2 * $one / $wholes" | bc -l)"
+    empty1=$(median < "$work/t_empty1"); empty2=$(median < "$work/t_empty2")
+    printf '| %s | %s | %.4f s | %.4f s | %.3f× | %.4f s | %.3f× | %.4f s | %.3f× | %.1f / %.1f ms |\n' \
+      "$corpus" "$enc" "$one" "$threads" "$(echo "$one / $threads" | bc -l)" "$halves" \
+      "$(echo "$one / $halves" | bc -l)" "$wholes" "$(echo "2 * $one / $wholes" | bc -l)" \
+      "$(echo "$empty1 * 1000" | bc -l)" "$(echo "$empty2 * 1000" | bc -l)"
   done
 done
