@@ -13,6 +13,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1471,6 +1472,164 @@ TEST(EncodeCorpusCli, DecodingInPartsGivesTheWholeSequencesBytes) {
   ASSERT_EQ(out.exit_code, 0) << out.err;
   EXPECT_TRUE(out.out == std::string(65535, 'a') + "\xe4\xb8\xad" + "\xef\xbf\xbd" + "a")
       << out.out.substr(65530);
+}
+
+// ---- 17. Paths that are not plain files, and token files made to mislead (review, 2026-12-07) --
+
+// decode given a pipe by its path reads it once: the format is told by the name, not by peeking
+// at bytes that would then be gone (it decoded nothing and exited 0); a named pipe called
+// *.u32 is read through the descriptor that opened it.
+TEST(EncodeCorpusCli, DecodeReadsAPipeGivenByItsPathOnce) {
+  TempDir dir;
+  const std::string text = "a pipe's ids,\ndecoded once\n";
+  const std::string in = dir.Write("in.txt", text);
+  const std::string ids = dir.File("ids.u32");
+  ASSERT_EQ(Encode(kGpt2, {"--output", ids, "--output-format", "u32", in}).exit_code, 0);
+  CliResult lines = Encode(kGpt2, {in});
+  ASSERT_EQ(lines.exit_code, 0) << lines.err;
+  const std::string lines_file = dir.Write("ids.txt", lines.out);
+  // (Under `timeout`: the pipe opened a second time waited for a writer that never came.)
+  CliResult piped = RunProgram("/bin/sh", {"-c", std::string("cat '") + lines_file + "' | timeout 60 '" +
+                                                     TOKENMILL_CLI_PATH + "' decode --tokenizer '" +
+                                                     kGpt2 + "' /dev/stdin"});
+  EXPECT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_EQ(piped.out, text);
+  const std::string fifo = dir.File("fifo.u32");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  CliResult named = RunProgram("/bin/sh", {"-c", std::string("(cat '") + ids + "' > '" + fifo +
+                                                     "' 2> /dev/null &) ; timeout 60 '" + TOKENMILL_CLI_PATH +
+                                                     "' decode --tokenizer '" + kGpt2 + "' '" + fifo + "'"});
+  EXPECT_EQ(named.exit_code, 0) << named.err;
+  EXPECT_EQ(named.out, text);
+}
+
+// An output named /dev/stdout (or /dev/fd/1) is written through the descriptor, never replaced
+// by a renamed file (as root that replaced the /dev/stdout link itself, leaving the redirected
+// file empty); an output that is a symbolic link gets its target replaced, the link kept.
+TEST(EncodeCorpusCli, AnOutputThatIsALinkOrADescriptorIsWrittenThroughIt) {
+  TempDir dir;
+  const std::string in = dir.Write("in.txt", "through the link\nand the descriptor\n");
+  const std::string want = dir.File("want.u32");
+  ASSERT_EQ(Encode(kGpt2, {"--output", want, "--output-format", "u32", in}).exit_code, 0);
+  for (const std::string name : {"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"}) {
+    SCOPED_TRACE(name);
+    const std::string redirected = dir.File("redirected.u32");
+    CliResult r = RunProgram("/bin/sh", {"-c", std::string("'") + TOKENMILL_CLI_PATH + "' encode --tokenizer '" +
+                                                   kGpt2 + "' --output-format u32 --output " + name + " '" +
+                                                   in + "' > '" + redirected + "'"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(ReadAll(redirected) == ReadAll(want));
+    struct stat st;
+    ASSERT_EQ(lstat("/dev/stdout", &st), 0);
+    EXPECT_TRUE(S_ISLNK(st.st_mode)) << "/dev/stdout was replaced";
+  }
+  const std::string target = dir.File("target.u32"), link = dir.File("link.u32");
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);  // dangling: the target is made
+  for (int run = 0; run < 2; ++run) {                     // then replaced
+    ASSERT_EQ(Encode(kGpt2, {"--output", link, "--output-format", "u32", in}).exit_code, 0);
+    struct stat st;
+    ASSERT_EQ(lstat(link.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISLNK(st.st_mode)) << "run " << run << ": the link was replaced";
+    EXPECT_TRUE(ReadAll(target) == ReadAll(want)) << "run " << run;
+  }
+}
+
+// Temporaries a killed run left (OUT.tmp. and six letters or digits) are removed before a run
+// writes OUT; a user's OUT.tmp.old is not, nor a temporary a live run holds locked.
+TEST(EncodeCorpusCli, OnlyStaleTemporariesOfTheOutputAreRemoved) {
+  TempDir dir;
+  const std::string in = dir.Write("in.txt", "temporaries\n");
+  const std::string out = dir.File("out.u32"), idx = dir.File("out.idx");
+  const std::string stale = dir.Write("out.u32.tmp.AbC123", "left by a killed run");
+  const std::string stale_index = dir.Write("out.idx.tmp.Zz9yY8", "left by a killed run");
+  const std::string backup = dir.Write("out.u32.tmp.old", "the user's");
+  const std::string live = dir.Write("out.u32.tmp.XyZ789", "another run's, being written");
+  const int fd = open(live.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(flock(fd, LOCK_EX), 0);
+  CliResult r = Encode(kGpt2, {"--output", out, "--output-format", "u32", "--index", idx, in});
+  close(fd);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_FALSE(std::filesystem::exists(stale_index));
+  EXPECT_TRUE(std::filesystem::exists(backup));
+  EXPECT_TRUE(std::filesystem::exists(live));
+  // The index goes to a file of its own: `--index -` would follow the ids on stdout.
+  CliResult dash = Encode(kGpt2, {"--output", out, "--output-format", "u32", "--index", "-", in});
+  EXPECT_EQ(dash.exit_code, 2) << dash.err;
+  EXPECT_THAT(dash.err, HasSubstr("index"));
+  EXPECT_THAT(dash.err, HasSubstr("not stdout"));
+}
+
+// Token files whose headers lie: NumPy refuses these .npy files (checked here), and so does
+// decode, instead of reading a wrapped size as 0 or 1 id; a Megatron index whose counts wrap
+// its size, or of a dtype no token file has, is refused, not read past its end.
+TEST(EncodeCorpusCli, TokenFilesWhoseHeadersLieAreRefused) {
+  TempDir dir;
+  CliResult made = RunProgram(kPython, {"-c", R"(
+import struct, sys, numpy as np
+folder = sys.argv[1]
+def custom(name, d, data):
+    d = d.encode('latin1')
+    h = d + b' ' * ((64 - (10 + len(d) + 1) % 64) % 64) + b'\n'
+    open(folder + '/' + name, 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(h)) + h + data)
+    try:
+        np.load(folder + '/' + name)
+    except Exception:
+        return
+    raise SystemExit(name + ': numpy loaded it')
+custom('not_tuple.npy', "{'descr': '<u4', 'fortran_order': False, 'shape': (2), }", b'\0' * 8)
+custom('after.npy', "{'descr': '<u4', 'fortran_order': False, 'shape': (2,), } junk", b'\0' * 8)
+custom('wrap16.npy', "{'descr': '<u2', 'fortran_order': False, 'shape': (9223372036854775808,), }", b'')
+custom('wrap32.npy', "{'descr': '<u4', 'fortran_order': False, 'shape': (4611686018427387905,), }", b'\0' * 4)
+)", dir.path()});
+  ASSERT_EQ(made.exit_code, 0) << made.err << made.out;
+  for (const char* name : {"not_tuple.npy", "after.npy", "wrap16.npy", "wrap32.npy"}) {
+    CliResult r = RunCli({"decode", "--tokenizer", kGpt2, dir.File(name)});
+    EXPECT_EQ(r.exit_code, 1) << name << ": " << r.out;
+    EXPECT_THAT(r.err, HasSubstr(dir.File(name))) << name;
+  }
+  // Megatron indexes: 34 bytes of header whose counts wrap the size they imply to 34; a dtype
+  // code no token file has. inspect reads X.idx beside X.u16 unasked.
+  auto index = [](uint8_t dtype, uint64_t sequences, uint64_t documents) {
+    std::string bytes("MMIDIDX\0\0", 9);
+    auto le = [&](uint64_t v, int n) {
+      for (int i = 0; i < n; ++i) bytes += static_cast<char>(v >> (8 * i));
+    };
+    le(1, 8);
+    bytes += static_cast<char>(dtype);
+    le(sequences, 8);
+    le(documents, 8);
+    return bytes;
+  };
+  const std::string u16 = dir.Write("ids.u16", std::string("\x40\x00\x41\x00", 4));
+  struct Case {
+    std::string bytes, error;
+  };
+  for (const Case& c : {Case{index(8, 0, uint64_t{1} << 61), "0 sequences and 2305843009213693952 document"},
+                        Case{index(8, uint64_t{1} << 62, 0), "4611686018427387904 sequences"},
+                        Case{index(3, 0, 0), "dtype code 3"}}) {
+    SCOPED_TRACE(c.error);
+    dir.Write("ids.idx", c.bytes);
+    CliResult r = RunCli({"inspect", u16});
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_THAT(r.err, HasSubstr(c.error));
+  }
+  std::filesystem::remove(dir.File("ids.idx"));
+  // The index beside a file without an extension, in a folder with a dot in its name.
+  std::filesystem::create_directory(dir.File("v1.0"));
+  const std::string plain = dir.File("v1.0/ids");
+  ASSERT_EQ(Encode(kGpt2, {"--output", plain, "--output-format", "u32", "--index", plain + ".idx",
+                           dir.Write("two.txt", "first\nsecond\n")})
+                .exit_code,
+            0);
+  CliResult beside = RunCli({"inspect", "--input-format", "u32", plain});
+  EXPECT_EQ(beside.exit_code, 0) << beside.err;
+  EXPECT_THAT(beside.out, HasSubstr("documents: 2"));
+  // The largest u32 id: its bound is 2^32, not 0.
+  CliResult top = RunCli({"inspect", dir.Write("top.u32", std::string(4, '\xff'))});
+  EXPECT_EQ(top.exit_code, 0) << top.err;
+  EXPECT_THAT(top.out, HasSubstr("all below 4294967296"));
 }
 
 }  // namespace

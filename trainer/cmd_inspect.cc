@@ -3,6 +3,7 @@
 // tokenizer entry accepts any text, so it stays last). To inspect a new kind of file, add a
 // Recognize/Print pair and one line to kInspectors.
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -330,7 +331,10 @@ int PrintTokenFile(const std::string& path, const InspectCommandOptions& options
   for (size_t i = 0; i < count; ++i) max_id = std::max(max_id, id_at(i));
   std::printf("token file: %s (%s)\n", path.c_str(), std::string(TokenFileFormatName(*format)).c_str());
   std::printf("tokens: %zu\n", count);
-  if (count > 0) std::printf("ids: all below %u (the vocabulary needs at least %u ids)\n", max_id + 1, max_id + 1);
+  if (count > 0) {
+    const unsigned long long bound = static_cast<unsigned long long>(max_id) + 1;  // 2^32 for id 2^32-1
+    std::printf("ids: all below %llu (the vocabulary needs at least %llu ids)\n", bound, bound);
+  }
   // (A vocabulary of up to 262,144 ids: a u32 id's high half is at most 3.)
   if (*format == TokenFileFormat::kU16 && LooksLikeU32ReadAsU16(*mapped, 3)) {
     std::printf("note: every second id is below 4, as a u32 id's high half: is it a file of u32 ids? "
@@ -344,8 +348,8 @@ int PrintTokenFile(const std::string& path, const InspectCommandOptions& options
   } else {
     std::string index = options.index;
     if (index.empty()) {
-      const size_t dot = path.rfind('.');
-      const std::string beside = (dot == std::string::npos ? path : path.substr(0, dot)) + ".idx";
+      // (The extension of the file's name only: a folder named v1.0 has none of it.)
+      const std::string beside = std::filesystem::path(path).replace_extension(".idx").string();
       if (CheckReadableFile(beside).ok()) index = beside;
     }
     if (!index.empty()) {

@@ -1,6 +1,7 @@
 #include "common/file_util.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -124,16 +125,18 @@ std::optional<SharedBytes> MapDescriptor(int fd, size_t size) {
 absl::StatusOr<SharedBytes> MapFile(const std::string& path) {
   absl::Status readable = CheckReadableFile(path);
   if (!readable.ok()) return readable;
-  int fd = path == "-" ? -1 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("cannot open", path, errno);
   struct stat st;
-  if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-    std::optional<SharedBytes> mapped = MapDescriptor(fd, static_cast<size_t>(st.st_size));
-    ::close(fd);
-    if (mapped) return *std::move(mapped);
-  } else if (fd >= 0) {
-    ::close(fd);
+  if (fd != STDIN_FILENO && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    if (std::optional<SharedBytes> mapped = MapDescriptor(fd, static_cast<size_t>(st.st_size))) {
+      ::close(fd);
+      return *std::move(mapped);
+    }
   }
-  absl::StatusOr<std::string> read = ReadFile(path);
+  // Read from the same descriptor: a named pipe opened a second time would wait for another
+  // writer, and its first writer's bytes after the first close would be lost.
+  absl::StatusOr<std::string> read = ReadOpenFile(fd, path);
   if (!read.ok()) return read.status();
   return SharedBytes(*std::move(read));
 }
@@ -154,6 +157,10 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   if (!readable.ok()) return readable;
   int fd = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoError("cannot open", path, errno);
+  return ReadOpenFile(fd, path);
+}
+
+absl::StatusOr<std::string> ReadOpenFile(int fd, const std::string& path) {
   // A regular file is read straight into a string of its size (a checkpoint's word table is
   // tens of MB: growing the string by doubling cost 0.05 s of copies and fresh pages); what
   // does not announce its size (stdin, pipes), or grows meanwhile, is read in chunks after it.
@@ -243,8 +250,59 @@ int WriteAll(int fd, std::span<const std::string_view> pieces) {
   return 0;
 }
 
+// The descriptor an output path names: 1 for /dev/stdout, 2 for /dev/stderr, N for /dev/fd/N
+// or /proc/self/fd/N; -1 for any other path. Such an output is written through the descriptor
+// (a copy of it), never replaced: it is a symbolic link to what the descriptor holds (a pipe,
+// or the file a shell redirected to), which a rename would replace with a file of its own.
+int DescriptorNamed(std::string_view path) {
+  if (path == "/dev/stdout") return STDOUT_FILENO;
+  if (path == "/dev/stderr") return STDERR_FILENO;
+  for (std::string_view folder : {"/dev/fd/", "/proc/self/fd/"}) {
+    if (!path.starts_with(folder)) continue;
+    const std::string_view digits = path.substr(folder.size());
+    int n = 0;
+    if (digits.empty() || digits.size() > 6) return -1;
+    for (char c : digits) {
+      if (c < '0' || c > '9') return -1;
+      n = n * 10 + (c - '0');
+    }
+    return n;
+  }
+  return -1;
+}
+
+// The file a rename onto `path` must replace: the target of a symbolic link (the link stays,
+// pointing to the new file), else `path` itself.
+std::string ReplacedFile(const std::string& path) {
+  std::filesystem::path file = path;
+  struct stat st;
+  // Followed link by link (a chain of at most 40, as the kernel's): weakly_canonical leaves a
+  // link to a file not made yet as it is.
+  for (int links = 0; links < 40 && ::lstat(file.c_str(), &st) == 0 && S_ISLNK(st.st_mode); ++links) {
+    std::error_code error;
+    const std::filesystem::path to = std::filesystem::read_symlink(file, error);
+    if (error) return path;
+    file = to.is_absolute() ? to : file.parent_path() / to;
+  }
+  return file == path ? path : CanonicalPath(file.string());
+}
+
+// A temporary file from `tmp_template` (mkstemp's), locked (flock) while it is open: how
+// RemoveStaleTemporaries tells a live run's temporary from one a killed run left.
+int MakeTemporary(std::string& tmp_template) {
+  const int fd = ::mkstemp(tmp_template.data());
+  if (fd >= 0) ::flock(fd, LOCK_EX | LOCK_NB);  // new file: no one else holds it
+  return fd;
+}
+
+// `path` opened for writing where it is, or a copy of the descriptor it names.
+int OpenInPlace(const std::string& path) {
+  if (int n = DescriptorNamed(path); n >= 0) return ::fcntl(n, F_DUPFD_CLOEXEC, 0);
+  return ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+}
+
 absl::Status WriteInPlace(const std::string& path, std::span<const std::string_view> pieces) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  int fd = OpenInPlace(path);
   if (fd < 0) return ErrnoError("cannot open", path, errno);
   if (int err = WriteAll(fd, pieces); err != 0) {
     ::close(fd);
@@ -284,16 +342,18 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view conte
 
 absl::Status WriteFileAtomically(const std::string& path,
                                  std::span<const std::string_view> pieces) {
+  if (DescriptorNamed(path) >= 0) return WriteInPlace(path, pieces);
+  const std::string target = ReplacedFile(path);
   struct stat existing;
-  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+  if (::stat(target.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
     if (S_ISDIR(existing.st_mode)) {
       return absl::InvalidArgumentError(StrCat("output '", path, "' is a directory; give a file name"));
     }
     return WriteInPlace(path, pieces);
   }
-  std::string dir = ParentDir(path);
-  std::string tmp_template = path + ".tmp.XXXXXX";
-  int fd = ::mkstemp(tmp_template.data());
+  std::string dir = ParentDir(target);
+  std::string tmp_template = target + ".tmp.XXXXXX";
+  int fd = MakeTemporary(tmp_template);
   if (fd < 0) return TemporaryFileError(path, errno);
   TemporaryRegistration registration(tmp_template);
   const std::string& tmp = tmp_template;
@@ -303,14 +363,14 @@ absl::Status WriteFileAtomically(const std::string& path,
     return ErrnoError(what, path, err);
   };
   if (int err = WriteAll(fd, pieces); err != 0) return fail("cannot write", err);
-  if (::fchmod(fd, OutputMode(path)) != 0) return fail("cannot set permissions of", errno);
+  if (::fchmod(fd, OutputMode(target)) != 0) return fail("cannot set permissions of", errno);
   if (::fsync(fd) != 0) return fail("cannot flush", errno);
   if (::close(fd) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
     return ErrnoError("cannot close", path, err);
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (::rename(tmp.c_str(), target.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
     return ErrnoError("cannot rename the temporary file to", path, err);
@@ -333,21 +393,23 @@ absl::StatusOr<std::unique_ptr<StreamingFile>> StreamingFile::Create(const std::
     file->in_place_ = true;
     return file;
   }
+  file->target_ = ReplacedFile(path);
   struct stat existing;
-  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
-    if (S_ISDIR(existing.st_mode)) {
+  if (DescriptorNamed(path) >= 0 ||
+      (::stat(file->target_.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode))) {
+    if (DescriptorNamed(path) < 0 && S_ISDIR(existing.st_mode)) {
       return absl::InvalidArgumentError(StrCat("output '", path, "' is a directory; give a file name"));
     }
-    file->fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    file->fd_ = OpenInPlace(path);
     if (file->fd_ < 0) return ErrnoError("cannot open", path, errno);
     file->in_place_ = true;
     return file;
   }
-  file->tmp_ = path + ".tmp.XXXXXX";
-  file->fd_ = ::mkstemp(file->tmp_.data());
-  if (file->fd_ < 0) return TemporaryFileError(path, errno);
+  file->tmp_ = file->target_ + ".tmp.XXXXXX";
+  file->fd_ = MakeTemporary(file->tmp_);
+  if (file->fd_ < 0) return TemporaryFileError(file->target_, errno);
   file->temporary_slot_ = RegisterTemporary(file->tmp_);
-  if (::fchmod(file->fd_, mode.value_or(OutputMode(path))) != 0) {
+  if (::fchmod(file->fd_, mode.value_or(OutputMode(file->target_))) != 0) {
     return ErrnoError("cannot set permissions of", path, errno);
   }
   return file;
@@ -440,7 +502,7 @@ absl::Status StreamingFile::Close() {
 
 absl::Status StreamingFile::Publish() {
   if (!tmp_.empty()) {
-    if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    if (::rename(tmp_.c_str(), target_.c_str()) != 0) {
       return ErrnoError("cannot rename the temporary file to", path_, errno);
     }
   }
@@ -451,14 +513,31 @@ absl::Status StreamingFile::Publish() {
 }
 
 void RemoveStaleTemporaries(const std::string& path) {
-  std::filesystem::path target(path);
+  if (DescriptorNamed(path) >= 0) return;
+  std::filesystem::path target(ReplacedFile(path));
   std::filesystem::path dir = target.parent_path().empty() ? "." : target.parent_path();
-  std::string prefix = target.filename().string() + ".tmp.";
+  const std::string prefix = target.filename().string() + ".tmp.";
+  // Only names mkstemp makes (six letters or digits after the prefix: not a user's
+  // out.u32.tmp.backup), and only files no live run holds locked (MakeTemporary): another run
+  // writing the same output keeps its temporary.
+  auto made_by_mkstemp = [&](const std::string& name) {
+    if (name.size() != prefix.size() + 6 || !name.starts_with(prefix)) return false;
+    for (size_t i = prefix.size(); i < name.size(); ++i) {
+      const char c = name[i];
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) return false;
+    }
+    return true;
+  };
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (entry.path().filename().string().starts_with(prefix) && entry.is_regular_file(ec)) {
-      std::filesystem::remove(entry.path(), ec);
+    if (!made_by_mkstemp(entry.path().filename().string())) continue;
+    const int fd = ::open(entry.path().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      ::unlink(entry.path().c_str());
     }
+    ::close(fd);
   }
 }
 

@@ -18,6 +18,10 @@ namespace tokenmill {
 // Reads a whole regular file. Fails (naming the path) when it is missing, a directory or
 // unreadable.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
+// The rest of the open descriptor `fd` (of `path`, for errors), which it closes (unless it is
+// stdin): for a caller that opened and looked at a file itself, where opening it again would
+// not give the same bytes (a named pipe).
+absl::StatusOr<std::string> ReadOpenFile(int fd, const std::string& path);
 
 // Bytes that keep their owner alive (a string, or a file mapped into memory); copies share
 // them, and Sub() views part of them without copying.
@@ -96,6 +100,7 @@ class StreamingFile {
  private:
   StreamingFile() = default;
   std::string path_, tmp_;
+  std::string target_;       // what Publish renames tmp_ onto: path_, or its link's target
   int temporary_slot_ = -1;  // tmp_ for RemoveTemporariesNow
   int fd_ = -1;
   bool in_place_ = false;
@@ -134,7 +139,8 @@ std::string ScratchFolderFor(const std::string& output);
 void RemoveTemporariesNow();
 
 // A run killed (SIGKILL, power loss) while writing PATH atomically leaves its temporary file
-// PATH.tmp.XXXXXX behind; this removes such files. Call it before writing PATH again.
+// PATH.tmp.XXXXXX behind; this removes such files (names as mkstemp makes them, which no live
+// run holds locked). Call it before writing PATH again.
 void RemoveStaleTemporaries(const std::string& path);
 
 }  // namespace tokenmill

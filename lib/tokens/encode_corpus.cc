@@ -137,10 +137,15 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
     }
   }
   if (!options.output.empty() && options.output != "-") RemoveStaleTemporaries(options.output);
+  if (!options.index.empty()) RemoveStaleTemporaries(options.index);
   TM_ASSIGN_OR_RETURN(TokenFileWriter writer,
                       TokenFileWriter::Create(options.output.empty() ? "-" : options.output,
                                               options.format, id_bound));
   std::optional<MegatronIndexWriter> index;
+  if (options.index == "-") {  // it would follow the ids on stdout, one stream
+    return OptionError("`index` '-': the index goes to a file of its own, not stdout: give its path",
+                       {"index"});
+  }
   if (!options.index.empty()) {
     TM_RETURN_IF_ERROR(CheckWritableOutput(options.index));
     index.emplace(options.index, options.format, id_bound);

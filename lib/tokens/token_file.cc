@@ -1,5 +1,9 @@
 #include "tokens/token_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -192,8 +196,22 @@ absl::StatusOr<TokenFileFormat> DetectTokenFileFormat(const std::string& path,
                                                       std::optional<TokenFileFormat> given) {
   if (given) return *given;
   if (path != "-") {
-    TM_ASSIGN_OR_RETURN(SharedBytes bytes, MapFile(path));
-    if (bytes.view().starts_with(std::string_view(kNpyMagic, 6))) return TokenFileFormat::kNpy;
+    TM_RETURN_IF_ERROR(CheckReadableFile(path));
+    // Only a regular file's first bytes are looked at (not even opened otherwise): a pipe's
+    // would be gone for the reader after this (`decode /dev/stdin` decoded nothing, exit 0),
+    // so a pipe goes by its name.
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) {
+        return absl::FailedPreconditionError(StrCat("cannot open '", path, "': ", std::strerror(errno)));
+      }
+      char head[6];
+      const bool npy = ::pread(fd, head, sizeof(head), 0) == static_cast<ssize_t>(sizeof(head)) &&
+                       std::string_view(head, sizeof(head)) == std::string_view(kNpyMagic, 6);
+      ::close(fd);
+      if (npy) return TokenFileFormat::kNpy;
+    }
   }
   // An .npy name without the header is read as npy, whose error says so.
   if (path.ends_with(".npy")) return TokenFileFormat::kNpy;
@@ -291,6 +309,7 @@ absl::StatusOr<NpyDict> ParseNpyDict(const std::string& path, std::string_view d
       has_order = true;
     } else if (key == "shape") {
       if (!take('(')) return fail("shape is not a tuple");
+      bool comma = false;  // after the last number
       while (!take(')')) {
         skip_spaces();
         const size_t digits = dict.find_first_not_of("0123456789", at);
@@ -301,8 +320,11 @@ absl::StatusOr<NpyDict> ParseNpyDict(const std::string& path, std::string_view d
         }
         header.shape.push_back(n);
         at = digits;
-        if (!take(',') && !(skip_spaces(), at < dict.size() && dict[at] == ')')) return fail("bad shape");
+        comma = take(',');
+        if (!comma && !(skip_spaces(), at < dict.size() && dict[at] == ')')) return fail("bad shape");
       }
+      // Python's (5) is the number 5, not a tuple: NumPy refuses it.
+      if (header.shape.size() == 1 && !comma) return fail("shape is not a tuple (one element needs a ',')");
       has_shape = true;
     } else {
       return fail(StrCat("unknown key '", key, "'"));
@@ -310,6 +332,8 @@ absl::StatusOr<NpyDict> ParseNpyDict(const std::string& path, std::string_view d
     if (!take(',') && !(skip_spaces(), at < dict.size() && dict[at] == '}')) return fail("no ','");
   }
   if (!has_descr || !has_order || !has_shape) return fail("descr, fortran_order or shape missing");
+  skip_spaces();  // the padding, then '\n'
+  if (at != dict.size()) return fail("bytes after the dict");
   return header;
 }
 
@@ -361,7 +385,7 @@ absl::StatusOr<MappedTokenFile> MappedTokenFile::Open(const std::string& path, T
     // (A 1-D array is the same bytes in either order.)
     const uint64_t count = header.shape[0];
     body.remove_prefix(prefix + header_len);
-    if (body.size() != count * width) {
+    if (count > body.size() / width || body.size() != count * width) {  // (the product may wrap)
       return absl::InvalidArgumentError(StrCat(path, ": the header says ", count, " ids, the file holds ",
                                                body.size(), " bytes of them"));
     }
@@ -399,10 +423,17 @@ absl::StatusOr<MegatronIndex> ReadMegatronIndex(const std::string& path) {
   const char* p = data.data() + 9;
   if (GetLe(p, 8) != 1) return absl::InvalidArgumentError(StrCat(path, ": index version is not 1"));
   index.dtype_code = static_cast<uint8_t>(p[8]);
+  if (index.dtype_code != 4 && index.dtype_code != 8) {
+    return absl::InvalidArgumentError(StrCat(path, ": index dtype code ", index.dtype_code,
+                                             "; token files have 8 (uint16) or 4 (int32)"));
+  }
   const uint64_t n = GetLe(p + 9, 8), docs = GetLe(p + 17, 8);
-  const size_t need = 34 + n * 4 + n * 8 + docs * 8;
-  if (data.size() != need) {
-    return absl::InvalidArgumentError(StrCat(path, ": ", data.size(), " bytes, its header says ", need));
+  // The counts are checked against the bytes there are before any product of them is made: a
+  // header's counts can be anything (2^61 documents made the size wrap to the header's 34).
+  const uint64_t room = data.size() - 34;
+  if (n > room / 12 || docs > (room - 12 * n) / 8 || 12 * n + 8 * docs != room) {
+    return absl::InvalidArgumentError(StrCat(path, ": ", data.size(), " bytes, but its header says ",
+                                             n, " sequences and ", docs, " document starts"));
   }
   const char* q = data.data() + 34;
   for (uint64_t i = 0; i < n; ++i) index.sizes.push_back(static_cast<int32_t>(GetLe(q + 4 * i, 4)));
