@@ -278,6 +278,57 @@ TEST(EncodeCorpus, AnInputReadAheadFailsOnlyWhenItsTurnComes) {
   EXPECT_TRUE(absl::StrContains(r.status().message(), "in1.txt.zst:1:")) << r.status();
 }
 
+// A damaged compressed input still yields the documents read before the fault: a refusal among
+// them comes first in the input and is the one reported, whatever the batch size or threads
+// (as counting reports it: count_corpus_test.cc); with nothing refused before it, the fault.
+TEST(EncodeCorpus, TheFirstProblemInInputOrderIsReportedBeforeADamagedStreamsFault) {
+  std::unique_ptr<Encoder> encoder = Gpt2();
+  ASSERT_NE(encoder, nullptr);
+  TempDir dir;
+  std::string records, lines;
+  for (int i = 0; i < 30000; ++i) {
+    records += "{\"text\":\"record " + std::to_string(i) + "\"}\n";
+    lines += "line " + std::to_string(i) + " of text\n";
+  }
+  auto cut_short = [](const std::string& bytes) { return bytes.substr(0, bytes.size() * 2 / 3); };
+  // A bad record (line 1001), and a refused special token (line 1001), well before the cut.
+  const std::string bad_json = dir.Write(
+      "bad.jsonl.zst", cut_short(ZstdCompress(records.substr(0, records.find("{\"text\":\"record 1000\"}")) +
+                                           "{oops}\n" + records, 1)));
+  const std::string refused = dir.Write(
+      "refused.txt.zst", cut_short(ZstdCompress(lines.substr(0, lines.find("line 1000 ")) +
+                                                    "a <|endoftext|> here\n" + lines, 1)));
+  const std::string clean = dir.Write("clean.txt.zst", cut_short(ZstdCompress(lines, 1)));
+  auto error = [&](const std::string& input, size_t batch, int threads, bool skip) {
+    EncodeCorpusOptions o;
+    o.reading.inputs = {input};
+    o.reading.progress = ProgressFormat::kNone;
+    o.reading.batch_bytes = o.reading.shard_bytes = batch;
+    o.reading.skip_bad_records = skip;
+    o.output = dir.File("out.u32");
+    o.format = TokenFileFormat::kU32;
+    o.threads = threads;
+    o.specials = SpecialPolicy::kDisallow;
+    absl::StatusOr<EncodeCorpusResult> r = EncodeCorpus(*encoder, o);
+    EXPECT_FALSE(std::filesystem::exists(dir.File("out.u32")));
+    return r.ok() ? std::string("ok") : std::string(r.status().message());
+  };
+  for (size_t batch : {size_t{3}, size_t{100}, size_t{1} << 20}) {
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE(::testing::Message() << "batch " << batch << ", " << threads << " threads");
+      const std::string json = error(bad_json, batch, threads, false);
+      EXPECT_TRUE(absl::StrContains(json, bad_json + ":1001:")) << json;
+      EXPECT_TRUE(absl::StrContains(json, "malformed JSON")) << json;
+      const std::string skipped = error(bad_json, batch, threads, true);
+      EXPECT_TRUE(absl::StrContains(skipped, "'" + bad_json + "' is truncated")) << skipped;
+      const std::string special = error(refused, batch, threads, false);
+      EXPECT_TRUE(absl::StrContains(special, refused + ":1001:")) << special;
+      const std::string fault = error(clean, batch, threads, false);
+      EXPECT_TRUE(absl::StrContains(fault, "'" + clean + "' is truncated")) << fault;
+    }
+  }
+}
+
 TEST(EncodeCorpus, AStopWhileInputsAreReadAheadLeavesNoFile) {
   std::unique_ptr<Encoder> encoder = Gpt2();
   ASSERT_NE(encoder, nullptr);

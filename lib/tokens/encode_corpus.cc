@@ -254,17 +254,9 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
     }
     return true;
   };
-  auto process = [&](std::unique_ptr<Chunk> chunk) {
-    Scratch& s = scratch.local();
-    Batch& batch = s.batch;
-    absl::Status read = reader.Fill(chunk->ticket, &batch);
-    chunk->input = batch.input;
-    chunk->disk_bytes = batch.disk_bytes;
-    if (!read.ok()) {
-      chunk->status = read;
-      chunk->failed = true;
-      return chunk;
-    }
+  // Encodes the documents of a batch into its chunk, stopping at a refusal (recorded in it).
+  auto encode_text = [&](std::unique_ptr<Chunk> chunk, Scratch& s,
+                         const Batch& batch) -> std::unique_ptr<Chunk> {
     const std::string_view text = batch.text();
     const InputFile& input = reader.inputs()[batch.input];
     chunk->json = input.format == RecordFormat::kJsonLines;
@@ -337,6 +329,22 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
       }
       if (line != 0) ++line;
       start = end;
+    }
+    return chunk;
+  };
+  auto process = [&](std::unique_ptr<Chunk> chunk) {
+    Scratch& s = scratch.local();
+    Batch& batch = s.batch;
+    absl::Status read = reader.Fill(chunk->ticket, &batch);
+    chunk->input = batch.input;
+    chunk->disk_bytes = batch.disk_bytes;
+    // A batch whose reading failed still holds the whole documents read before the fault
+    // (BatchReader::Fill): they are encoded first, so that a refusal among them, which comes
+    // earlier in the input, is the one reported (as counting does), whatever the batch size.
+    chunk = encode_text(std::move(chunk), s, batch);
+    if (!read.ok() && !chunk->failed) {
+      chunk->status = read;
+      chunk->failed = true;
     }
     return chunk;
   };
