@@ -1496,9 +1496,11 @@ TEST(EncodeCorpusCli, DecodeReadsAPipeGivenByItsPathOnce) {
   EXPECT_EQ(piped.out, text);
   const std::string fifo = dir.File("fifo.u32");
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  CliResult named = RunProgram("/bin/sh", {"-c", std::string("(cat '") + ids + "' > '" + fifo +
-                                                     "' 2> /dev/null &) ; timeout 60 '" + TOKENMILL_CLI_PATH +
-                                                     "' decode --tokenizer '" + kGpt2 + "' '" + fifo + "'"});
+  // (The writer holds none of RunProgram's pipes, and gives up after 60 s without a reader.)
+  CliResult named = RunProgram(
+      "/bin/sh", {"-c", std::string("(exec > /dev/null 2>&1 < /dev/null; timeout 60 sh -c \"cat '") + ids +
+                            "' > '" + fifo + "'\") & timeout 60 '" + TOKENMILL_CLI_PATH +
+                            "' decode --tokenizer '" + kGpt2 + "' '" + fifo + "'"});
   EXPECT_EQ(named.exit_code, 0) << named.err;
   EXPECT_EQ(named.out, text);
 }
@@ -1511,17 +1513,31 @@ TEST(EncodeCorpusCli, AnOutputThatIsALinkOrADescriptorIsWrittenThroughIt) {
   const std::string in = dir.Write("in.txt", "through the link\nand the descriptor\n");
   const std::string want = dir.File("want.u32");
   ASSERT_EQ(Encode(kGpt2, {"--output", want, "--output-format", "u32", in}).exit_code, 0);
-  for (const std::string name : {"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"}) {
+  struct stat dev_stdout;
+  const bool stdout_is_a_link = lstat("/dev/stdout", &dev_stdout) == 0 && S_ISLNK(dev_stdout.st_mode);
+  const std::string to_stdout = dir.File("to_stdout.u32");
+  ASSERT_EQ(symlink("/dev/stdout", to_stdout.c_str()), 0);
+  for (const std::string name : {"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", to_stdout.c_str()}) {
     SCOPED_TRACE(name);
+    if (name == "/dev/stdout" && !stdout_is_a_link) continue;  // (a machine without the link)
     const std::string redirected = dir.File("redirected.u32");
     CliResult r = RunProgram("/bin/sh", {"-c", std::string("'") + TOKENMILL_CLI_PATH + "' encode --tokenizer '" +
-                                                   kGpt2 + "' --output-format u32 --output " + name + " '" +
+                                                   kGpt2 + "' --output-format u32 --output '" + name + "' '" +
                                                    in + "' > '" + redirected + "'"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(ReadAll(redirected) == ReadAll(want));
+    if (stdout_is_a_link) {
+      struct stat st;
+      ASSERT_EQ(lstat("/dev/stdout", &st), 0);
+      if (!S_ISLNK(st.st_mode)) {  // replaced: put the machine's link back for the other tests
+        ADD_FAILURE() << "/dev/stdout was replaced by a file";
+        unlink("/dev/stdout");
+        ASSERT_EQ(symlink("/proc/self/fd/1", "/dev/stdout"), 0);
+      }
+    }
     struct stat st;
-    ASSERT_EQ(lstat("/dev/stdout", &st), 0);
-    EXPECT_TRUE(S_ISLNK(st.st_mode)) << "/dev/stdout was replaced";
+    ASSERT_EQ(lstat(to_stdout.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the link to /dev/stdout was replaced";
   }
   const std::string target = dir.File("target.u32"), link = dir.File("link.u32");
   ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);  // dangling: the target is made
@@ -1532,18 +1548,29 @@ TEST(EncodeCorpusCli, AnOutputThatIsALinkOrADescriptorIsWrittenThroughIt) {
     EXPECT_TRUE(S_ISLNK(st.st_mode)) << "run " << run << ": the link was replaced";
     EXPECT_TRUE(ReadAll(target) == ReadAll(want)) << "run " << run;
   }
+  // Links in a loop: an error naming the output, nothing replaced.
+  const std::string loop_a = dir.File("loop_a.u32"), loop_b = dir.File("loop_b.u32");
+  ASSERT_EQ(symlink(loop_b.c_str(), loop_a.c_str()), 0);
+  ASSERT_EQ(symlink(loop_a.c_str(), loop_b.c_str()), 0);
+  CliResult loop = Encode(kGpt2, {"--output", loop_a, "--output-format", "u32", in});
+  EXPECT_NE(loop.exit_code, 0);
+  EXPECT_THAT(loop.err, HasSubstr(loop_a));
+  struct stat st;
+  ASSERT_EQ(lstat(loop_a.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
 }
 
-// Temporaries a killed run left (OUT.tmp. and six letters or digits) are removed before a run
-// writes OUT; a user's OUT.tmp.old is not, nor a temporary a live run holds locked.
+// Temporaries a killed run left (OUT.tmp.tokenmill- and six letters or digits) are removed
+// before a run writes OUT; a user's OUT.tmp.backup is not, nor a temporary a live run holds
+// locked.
 TEST(EncodeCorpusCli, OnlyStaleTemporariesOfTheOutputAreRemoved) {
   TempDir dir;
   const std::string in = dir.Write("in.txt", "temporaries\n");
   const std::string out = dir.File("out.u32"), idx = dir.File("out.idx");
-  const std::string stale = dir.Write("out.u32.tmp.AbC123", "left by a killed run");
-  const std::string stale_index = dir.Write("out.idx.tmp.Zz9yY8", "left by a killed run");
-  const std::string backup = dir.Write("out.u32.tmp.old", "the user's");
-  const std::string live = dir.Write("out.u32.tmp.XyZ789", "another run's, being written");
+  const std::string stale = dir.Write("out.u32.tmp.tokenmill-AbC123", "left by a killed run");
+  const std::string stale_index = dir.Write("out.idx.tmp.tokenmill-Zz9yY8", "left by a killed run");
+  const std::string backup = dir.Write("out.u32.tmp.backup", "the user's");
+  const std::string live = dir.Write("out.u32.tmp.tokenmill-XyZ789", "another run's, being written");
   const int fd = open(live.c_str(), O_RDONLY | O_CLOEXEC);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(flock(fd, LOCK_EX), 0);

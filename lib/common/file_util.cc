@@ -15,6 +15,7 @@
 #include <string>
 
 #include "common/huge_pages.h"
+#include "common/status_macros.h"
 #include "common/strings.h"
 
 namespace tokenmill {
@@ -128,7 +129,7 @@ absl::StatusOr<SharedBytes> MapFile(const std::string& path) {
   int fd = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoError("cannot open", path, errno);
   struct stat st;
-  if (fd != STDIN_FILENO && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+  if (path != "-" && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
     if (std::optional<SharedBytes> mapped = MapDescriptor(fd, static_cast<size_t>(st.st_size))) {
       ::close(fd);
       return *std::move(mapped);
@@ -161,6 +162,7 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 }
 
 absl::StatusOr<std::string> ReadOpenFile(int fd, const std::string& path) {
+  const bool owned = path != "-";  // (a file opened as descriptor 0, stdin being closed, is ours)
   // A regular file is read straight into a string of its size (a checkpoint's word table is
   // tens of MB: growing the string by doubling cost 0.05 s of copies and fresh pages); what
   // does not announce its size (stdin, pipes), or grows meanwhile, is read in chunks after it.
@@ -174,7 +176,7 @@ absl::StatusOr<std::string> ReadOpenFile(int fd, const std::string& path) {
   size_t got = 0;
   bool more = true;  // not at the end of the file yet
   auto fail = [&](int err) {
-    if (fd != STDIN_FILENO) ::close(fd);
+    if (owned) ::close(fd);
     return ErrnoError("cannot read", path, err);
   };
   while (got < data.size()) {
@@ -200,7 +202,7 @@ absl::StatusOr<std::string> ReadOpenFile(int fd, const std::string& path) {
     if (n == 0) break;
     data.append(buffer, static_cast<size_t>(n));
   }
-  if (fd != STDIN_FILENO) ::close(fd);
+  if (owned) ::close(fd);
   return data;
 }
 
@@ -214,26 +216,8 @@ std::string CanonicalPath(const std::string& path) {
   return error ? path : canonical.string();
 }
 
-absl::Status CheckWritableOutput(const std::string& path) {
-  if (path.empty()) return absl::InvalidArgumentError("the output path is empty");
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    return absl::InvalidArgumentError(
-        StrCat("output '", path, "' is a directory; give a file name"));
-  }
-  std::string dir = ParentDir(path);
-  if (::stat(dir.c_str(), &st) != 0) return ErrnoError("output folder does not exist:", dir, errno);
-  if (!S_ISDIR(st.st_mode)) {
-    return absl::InvalidArgumentError(StrCat("output folder '", dir, "' is not a folder"));
-  }
-  if (::access(dir.c_str(), W_OK) != 0) return ErrnoError("cannot write in folder", dir, errno);
-  return absl::OkStatus();
-}
-
 namespace {
 
-// Writes into an existing non-regular file (a device such as /dev/stdout or /dev/full, a FIFO):
-// there is nothing to replace atomically, and renaming over it would destroy it.
 // Writes every piece to `fd`; 0 or the errno of the failed write.
 int WriteAll(int fd, std::span<const std::string_view> pieces) {
   for (std::string_view piece : pieces) {
@@ -251,9 +235,7 @@ int WriteAll(int fd, std::span<const std::string_view> pieces) {
 }
 
 // The descriptor an output path names: 1 for /dev/stdout, 2 for /dev/stderr, N for /dev/fd/N
-// or /proc/self/fd/N; -1 for any other path. Such an output is written through the descriptor
-// (a copy of it), never replaced: it is a symbolic link to what the descriptor holds (a pipe,
-// or the file a shell redirected to), which a rename would replace with a file of its own.
+// or /proc/self/fd/N; -1 for any other path.
 int DescriptorNamed(std::string_view path) {
   if (path == "/dev/stdout") return STDOUT_FILENO;
   if (path == "/dev/stderr") return STDERR_FILENO;
@@ -271,38 +253,101 @@ int DescriptorNamed(std::string_view path) {
   return -1;
 }
 
-// The file a rename onto `path` must replace: the target of a symbolic link (the link stays,
-// pointing to the new file), else `path` itself.
-std::string ReplacedFile(const std::string& path) {
+// Where an output goes (ResolveOutput).
+struct OutputTarget {
+  // Written where it is, nothing replaced: a descriptor's name or a link to one (a copy of the
+  // descriptor is written: the name is a link to what it holds, a pipe or the file a shell
+  // redirected to, which a rename would replace with a file of its own), another magic link of
+  // /proc, a device or a FIFO.
+  bool in_place = false;
+  int descriptor = -1;  // in place through this descriptor (else the path is opened)
+  // Else the regular file a rename makes or replaces: the path, or the file its links lead to
+  // (the links stay, leading to the new file).
+  std::string file;
+};
+
+absl::StatusOr<OutputTarget> ResolveOutput(const std::string& path) {
+  OutputTarget out;
   std::filesystem::path file = path;
-  struct stat st;
-  // Followed link by link (a chain of at most 40, as the kernel's): weakly_canonical leaves a
-  // link to a file not made yet as it is.
-  for (int links = 0; links < 40 && ::lstat(file.c_str(), &st) == 0 && S_ISLNK(st.st_mode); ++links) {
+  // Followed link by link, as the kernel does (at most 40): weakly_canonical leaves a link to
+  // a file not made yet as it is, and /proc's links do not lead to paths.
+  for (int links = 0;; ++links) {
+    const std::string name = file.string();
+    if (int n = DescriptorNamed(name); n >= 0) {
+      out.in_place = true;
+      out.descriptor = n;
+      return out;
+    }
+    if (name.starts_with("/proc/")) break;  // /proc/PID/fd/N: opened as it is, below
+    struct stat st;
+    if (::lstat(file.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) break;
+    if (links == 40) return ErrnoError("cannot follow the links of", path, ELOOP);
     std::error_code error;
     const std::filesystem::path to = std::filesystem::read_symlink(file, error);
-    if (error) return path;
+    if (error) return ErrnoError("cannot read the link", path, error.value());
     file = to.is_absolute() ? to : file.parent_path() / to;
   }
-  return file == path ? path : CanonicalPath(file.string());
+  out.file = file == path ? path : CanonicalPath(file.string());
+  struct stat st;
+  if (::stat(out.file.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      return absl::InvalidArgumentError(StrCat("output '", path, "' is a directory; give a file name"));
+    }
+    out.in_place = !S_ISREG(st.st_mode);
+  } else if (out.file.starts_with("/proc/")) {
+    out.in_place = true;  // (made by no rename)
+  }
+  return out;
 }
 
-// A temporary file from `tmp_template` (mkstemp's), locked (flock) while it is open: how
-// RemoveStaleTemporaries tells a live run's temporary from one a killed run left.
-int MakeTemporary(std::string& tmp_template) {
-  const int fd = ::mkstemp(tmp_template.data());
-  if (fd >= 0) ::flock(fd, LOCK_EX | LOCK_NB);  // new file: no one else holds it
-  return fd;
-}
-
-// `path` opened for writing where it is, or a copy of the descriptor it names.
-int OpenInPlace(const std::string& path) {
-  if (int n = DescriptorNamed(path); n >= 0) return ::fcntl(n, F_DUPFD_CLOEXEC, 0);
+// `path` (resolved as `target`) opened for writing where it is.
+int OpenInPlace(const std::string& path, const OutputTarget& target) {
+  if (target.descriptor >= 0) return ::fcntl(target.descriptor, F_DUPFD_CLOEXEC, 0);
   return ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
 }
 
-absl::Status WriteInPlace(const std::string& path, std::span<const std::string_view> pieces) {
-  int fd = OpenInPlace(path);
+// Temporaries are named FILE.tmp.tokenmill-XXXXXX (mkstemp's letters and digits), so that
+// RemoveStaleTemporaries cannot take a user's FILE.tmp.backup for one.
+constexpr std::string_view kTemporaryInfix = ".tmp.tokenmill-";
+
+// A temporary beside `file` (its name in `tmp`), locked (flock) through a second descriptor,
+// `lock`, until the caller closes it after the rename, so that a run's temporary, written or
+// closed and not yet renamed, is never taken for one a killed run left (RemoveStaleTemporaries
+// removes only what it can lock). -1 and errno when it cannot be made.
+int MakeTemporary(const std::string& file, std::string& tmp, int& lock) {
+  lock = -1;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    tmp = StrCat(file, kTemporaryInfix, "XXXXXX");
+    const int fd = ::mkstemp(tmp.data());
+    if (fd < 0) return -1;
+    lock = ::open(tmp.c_str(), O_RDWR | O_CLOEXEC);  // (NFS's locks need a writable descriptor)
+    if (lock < 0 && errno != ENOENT) lock = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
+    if (lock < 0 && errno != ENOENT) return fd;  // not lockable here: unlocked, as before
+    bool locked = false;
+    if (lock >= 0) {
+      locked = ::flock(lock, LOCK_EX | LOCK_NB) == 0;
+      if (!locked && errno != EWOULDBLOCK) return fd;  // a file system without flock: unlocked
+    }
+    // Locked, and still the file of that name (the lock's descriptor, opened by name, too).
+    struct stat made, named, held;
+    if (locked && ::fstat(fd, &made) == 0 && ::stat(tmp.c_str(), &named) == 0 &&
+        ::fstat(lock, &held) == 0 && made.st_ino == named.st_ino && made.st_dev == named.st_dev &&
+        held.st_ino == made.st_ino && held.st_dev == made.st_dev) {
+      return fd;
+    }
+    // Another run's RemoveStaleTemporaries took it between mkstemp and the lock (it holds the
+    // lock, or has unlinked the name): not ours any more; a new name.
+    if (lock >= 0) ::close(lock);
+    lock = -1;
+    ::close(fd);
+  }
+  errno = EEXIST;
+  return -1;
+}
+
+absl::Status WriteInPlace(const std::string& path, const OutputTarget& target,
+                          std::span<const std::string_view> pieces) {
+  int fd = OpenInPlace(path, target);
   if (fd < 0) return ErrnoError("cannot open", path, errno);
   if (int err = WriteAll(fd, pieces); err != 0) {
     ::close(fd);
@@ -318,6 +363,21 @@ absl::Status WriteInPlace(const std::string& path, std::span<const std::string_v
 }
 
 }  // namespace
+
+absl::Status CheckWritableOutput(const std::string& path) {
+  if (path.empty()) return absl::InvalidArgumentError("the output path is empty");
+  TM_ASSIGN_OR_RETURN(const OutputTarget target, ResolveOutput(path));
+  if (target.in_place) return absl::OkStatus();  // written where it is: nothing made beside it
+  struct stat st;
+  // The folder the temporary and the rename need: that of the file a link leads to.
+  std::string dir = ParentDir(target.file);
+  if (::stat(dir.c_str(), &st) != 0) return ErrnoError("output folder does not exist:", dir, errno);
+  if (!S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(StrCat("output folder '", dir, "' is not a folder"));
+  }
+  if (::access(dir.c_str(), W_OK) != 0) return ErrnoError("cannot write in folder", dir, errno);
+  return absl::OkStatus();
+}
 
 // The mode a new output gets: the replaced file's, else what open(O_CREAT, 0666) would give
 // under the process's umask (mkstemp's temporary starts at 0600).
@@ -342,40 +402,29 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view conte
 
 absl::Status WriteFileAtomically(const std::string& path,
                                  std::span<const std::string_view> pieces) {
-  if (DescriptorNamed(path) >= 0) return WriteInPlace(path, pieces);
-  const std::string target = ReplacedFile(path);
-  struct stat existing;
-  if (::stat(target.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
-    if (S_ISDIR(existing.st_mode)) {
-      return absl::InvalidArgumentError(StrCat("output '", path, "' is a directory; give a file name"));
-    }
-    return WriteInPlace(path, pieces);
-  }
-  std::string dir = ParentDir(target);
-  std::string tmp_template = target + ".tmp.XXXXXX";
-  int fd = MakeTemporary(tmp_template);
-  if (fd < 0) return TemporaryFileError(path, errno);
-  TemporaryRegistration registration(tmp_template);
-  const std::string& tmp = tmp_template;
-  auto fail = [&](std::string_view what, int err) {
-    ::close(fd);
+  TM_ASSIGN_OR_RETURN(const OutputTarget target, ResolveOutput(path));
+  if (target.in_place) return WriteInPlace(path, target, pieces);
+  const std::string& file = target.file;
+  std::string tmp;
+  int lock = -1;
+  const int fd = MakeTemporary(file, tmp, lock);
+  if (fd < 0) return TemporaryFileError(file, errno);
+  TemporaryRegistration registration(tmp);
+  auto fail = [&](std::string_view what, int err, bool open) {
+    if (open) ::close(fd);
     ::unlink(tmp.c_str());
+    if (lock >= 0) ::close(lock);
     return ErrnoError(what, path, err);
   };
-  if (int err = WriteAll(fd, pieces); err != 0) return fail("cannot write", err);
-  if (::fchmod(fd, OutputMode(target)) != 0) return fail("cannot set permissions of", errno);
-  if (::fsync(fd) != 0) return fail("cannot flush", errno);
-  if (::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return ErrnoError("cannot close", path, err);
+  if (int err = WriteAll(fd, pieces); err != 0) return fail("cannot write", err, true);
+  if (::fchmod(fd, OutputMode(file)) != 0) return fail("cannot set permissions of", errno, true);
+  if (::fsync(fd) != 0) return fail("cannot flush", errno, true);
+  if (::close(fd) != 0) return fail("cannot close", errno, false);
+  if (::rename(tmp.c_str(), file.c_str()) != 0) {
+    return fail("cannot rename the temporary file to", errno, false);
   }
-  if (::rename(tmp.c_str(), target.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return ErrnoError("cannot rename the temporary file to", path, err);
-  }
-  int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (lock >= 0) ::close(lock);
+  int dir_fd = ::open(ParentDir(file).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd >= 0) {
     ::fsync(dir_fd);
     ::close(dir_fd);
@@ -393,20 +442,15 @@ absl::StatusOr<std::unique_ptr<StreamingFile>> StreamingFile::Create(const std::
     file->in_place_ = true;
     return file;
   }
-  file->target_ = ReplacedFile(path);
-  struct stat existing;
-  if (DescriptorNamed(path) >= 0 ||
-      (::stat(file->target_.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode))) {
-    if (DescriptorNamed(path) < 0 && S_ISDIR(existing.st_mode)) {
-      return absl::InvalidArgumentError(StrCat("output '", path, "' is a directory; give a file name"));
-    }
-    file->fd_ = OpenInPlace(path);
+  TM_ASSIGN_OR_RETURN(const OutputTarget target, ResolveOutput(path));
+  if (target.in_place) {
+    file->fd_ = OpenInPlace(path, target);
     if (file->fd_ < 0) return ErrnoError("cannot open", path, errno);
     file->in_place_ = true;
     return file;
   }
-  file->tmp_ = file->target_ + ".tmp.XXXXXX";
-  file->fd_ = MakeTemporary(file->tmp_);
+  file->target_ = target.file;
+  file->fd_ = MakeTemporary(file->target_, file->tmp_, file->lock_fd_);
   if (file->fd_ < 0) return TemporaryFileError(file->target_, errno);
   file->temporary_slot_ = RegisterTemporary(file->tmp_);
   if (::fchmod(file->fd_, mode.value_or(OutputMode(file->target_))) != 0) {
@@ -459,9 +503,9 @@ absl::Status ScratchFile::Read(uint64_t offset, size_t n, char* out) const {
 }
 
 std::string ScratchFolderFor(const std::string& output) {
-  struct stat st;
-  if (output != "-" && (::stat(output.c_str(), &st) != 0 || S_ISREG(st.st_mode))) {
-    return ParentDir(output);
+  if (output != "-") {
+    absl::StatusOr<OutputTarget> target = ResolveOutput(output);
+    if (target.ok() && !target->in_place) return ParentDir(target->file);
   }
   const char* tmpdir = std::getenv("TMPDIR");
   return tmpdir != nullptr && *tmpdir != '\0' ? std::string(tmpdir) : std::string("/tmp");
@@ -470,6 +514,7 @@ std::string ScratchFolderFor(const std::string& output) {
 StreamingFile::~StreamingFile() {
   if (fd_ >= 0) ::close(fd_);
   if (!committed_ && !tmp_.empty()) ::unlink(tmp_.c_str());
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // (after the unlink: nobody else removes it meanwhile)
   UnregisterTemporary(temporary_slot_);
 }
 
@@ -507,20 +552,22 @@ absl::Status StreamingFile::Publish() {
     }
   }
   committed_ = true;
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // renamed: no longer a temporary
+  lock_fd_ = -1;
   UnregisterTemporary(temporary_slot_);
   temporary_slot_ = -1;
   return absl::OkStatus();
 }
 
 void RemoveStaleTemporaries(const std::string& path) {
-  if (DescriptorNamed(path) >= 0) return;
-  std::filesystem::path target(ReplacedFile(path));
-  std::filesystem::path dir = target.parent_path().empty() ? "." : target.parent_path();
-  const std::string prefix = target.filename().string() + ".tmp.";
-  // Only names mkstemp makes (six letters or digits after the prefix: not a user's
-  // out.u32.tmp.backup), and only files no live run holds locked (MakeTemporary): another run
-  // writing the same output keeps its temporary.
-  auto made_by_mkstemp = [&](const std::string& name) {
+  absl::StatusOr<OutputTarget> target = ResolveOutput(path);
+  if (!target.ok() || target->in_place) return;
+  const std::filesystem::path file(target->file);
+  const std::filesystem::path dir = file.parent_path().empty() ? "." : file.parent_path();
+  const std::string prefix = StrCat(file.filename().string(), kTemporaryInfix);
+  // Only MakeTemporary's names (the prefix, then mkstemp's six letters or digits), and only
+  // files no live run holds locked: another run writing the same output keeps its temporary.
+  auto made_by_us = [&](const std::string& name) {
     if (name.size() != prefix.size() + 6 || !name.starts_with(prefix)) return false;
     for (size_t i = prefix.size(); i < name.size(); ++i) {
       const char c = name[i];
@@ -530,12 +577,14 @@ void RemoveStaleTemporaries(const std::string& path) {
   };
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (!made_by_mkstemp(entry.path().filename().string())) continue;
-    const int fd = ::open(entry.path().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (!made_by_us(entry.path().filename().string())) continue;
+    const char* name = entry.path().c_str();
+    int fd = ::open(name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);  // (NFS: writable)
+    if (fd < 0) fd = ::open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) continue;
     struct stat st;
     if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::flock(fd, LOCK_EX | LOCK_NB) == 0) {
-      ::unlink(entry.path().c_str());
+      ::unlink(name);
     }
     ::close(fd);
   }

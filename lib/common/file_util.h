@@ -18,9 +18,9 @@ namespace tokenmill {
 // Reads a whole regular file. Fails (naming the path) when it is missing, a directory or
 // unreadable.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
-// The rest of the open descriptor `fd` (of `path`, for errors), which it closes (unless it is
-// stdin): for a caller that opened and looked at a file itself, where opening it again would
-// not give the same bytes (a named pipe).
+// The rest of the open descriptor `fd` of `path` ("-": stdin), which it closes (not stdin's):
+// for a caller that opened and looked at a file itself, where opening it again would not give
+// the same bytes (a named pipe).
 absl::StatusOr<std::string> ReadOpenFile(int fd, const std::string& path);
 
 // Bytes that keep their owner alive (a string, or a file mapped into memory); copies share
@@ -59,26 +59,31 @@ absl::Status CheckReadableFile(const std::string& path);
 std::string CanonicalPath(const std::string& path);
 
 // Checks, before any long work starts, that a file can later be created at `path`: its folder
-// exists and is writable, and `path` itself is not a folder.
+// (that of the file its links lead to) exists and is writable, and `path` itself is not a
+// folder; a path written in place (a descriptor's name, a device) passes.
 absl::Status CheckWritableOutput(const std::string& path);
 
 // Writes `contents` to `path` atomically: a temporary file in the same folder is written,
 // fsynced and renamed over `path`, then the folder is fsynced. On any failure the temporary
-// file is removed and an existing file at `path` is left as it was. An existing path that is
-// not a regular file (a device such as /dev/stdout or /dev/full, a FIFO) is written in place.
+// file is removed and an existing file at `path` is left as it was. A path that is a symbolic
+// link has the file it leads to replaced (the temporary beside that file; the link kept). A
+// path that names a descriptor (/dev/stdout, /dev/fd/N, /proc/self/fd/N, or a link to one) is
+// written through a copy of it, and one that is not a regular file (a device such as /dev/full,
+// a FIFO) is written in place: neither is replaced.
 absl::Status WriteFileAtomically(const std::string& path, std::string_view contents);
 // The same with the contents given as consecutive pieces (written in order, never joined in
 // memory: a large body need not be copied next to its header).
 absl::Status WriteFileAtomically(const std::string& path, std::span<const std::string_view> pieces);
 
-// A file written as a stream and published whole: bytes go to PATH.tmp.XXXXXX beside PATH,
+// A file written as a stream and published whole: bytes go to PATH.tmp.tokenmill-XXXXXX beside
+// PATH (beside the file PATH's links lead to, which is the one replaced),
 // Close() closes it and Publish() renames it over PATH (a writer of two files closes both,
 // where a full disk shows, before renaming either, so that a failure replaces neither);
 // destroying the writer unpublished (an error, a stop) removes the temporary file, so PATH is never left half-written and an
 // existing PATH stays as it was. Not fsynced (a large output would wait for the disk): a
-// power loss may lose it, an interrupted run never leaves part of it. "-" writes to stdout,
-// and an existing path that is not a regular file (a device, a FIFO) is written in place;
-// neither can be taken back.
+// power loss may lose it, an interrupted run never leaves part of it. "-" writes to stdout, a
+// path that names a descriptor as WriteFileAtomically's goes through it, and an existing path
+// that is not a regular file (a device, a FIFO) is written in place; none can be taken back.
 class StreamingFile {
  public:
   // `mode`: the file's permissions, instead of those a replaced file has (or the umask's).
@@ -100,7 +105,8 @@ class StreamingFile {
  private:
   StreamingFile() = default;
   std::string path_, tmp_;
-  std::string target_;       // what Publish renames tmp_ onto: path_, or its link's target
+  std::string target_;       // what Publish renames tmp_ onto: path_, or its links' file
+  int lock_fd_ = -1;         // holds tmp_'s flock until the rename (RemoveStaleTemporaries)
   int temporary_slot_ = -1;  // tmp_ for RemoveTemporariesNow
   int fd_ = -1;
   bool in_place_ = false;
@@ -139,8 +145,9 @@ std::string ScratchFolderFor(const std::string& output);
 void RemoveTemporariesNow();
 
 // A run killed (SIGKILL, power loss) while writing PATH atomically leaves its temporary file
-// PATH.tmp.XXXXXX behind; this removes such files (names as mkstemp makes them, which no live
-// run holds locked). Call it before writing PATH again.
+// PATH.tmp.tokenmill-XXXXXX behind; this removes such files (beside the file PATH's links lead
+// to), but not one that a live run holds locked (each holds its temporary's flock from its
+// making to its rename). Call it before writing PATH again.
 void RemoveStaleTemporaries(const std::string& path);
 
 }  // namespace tokenmill

@@ -123,6 +123,10 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
     return absl::InvalidArgumentError(StrCat("'", plan.counts_files[0],
                                              "' is a word-count file, which holds no text to encode"));
   }
+  if (options.index == "-") {  // it would follow the ids on stdout, one stream
+    return OptionError("`index` '-': the index goes to a file of its own, not stdout: give its path",
+                       {"index"});
+  }
   // An output or index that is one of the inputs would replace that text with ids (the input
   // is read in full before the output is renamed into place, so the run "succeeds").
   for (const auto& [name, path] : {std::pair<std::string_view, const std::string*>{"output", &options.output},
@@ -142,10 +146,6 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
                       TokenFileWriter::Create(options.output.empty() ? "-" : options.output,
                                               options.format, id_bound));
   std::optional<MegatronIndexWriter> index;
-  if (options.index == "-") {  // it would follow the ids on stdout, one stream
-    return OptionError("`index` '-': the index goes to a file of its own, not stdout: give its path",
-                       {"index"});
-  }
   if (!options.index.empty()) {
     TM_RETURN_IF_ERROR(CheckWritableOutput(options.index));
     index.emplace(options.index, options.format, id_bound);
