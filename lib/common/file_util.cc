@@ -294,9 +294,9 @@ absl::StatusOr<OutputTarget> ResolveOutput(const std::string& path) {
       return absl::InvalidArgumentError(StrCat("output '", path, "' is a directory; give a file name"));
     }
     out.in_place = !S_ISREG(st.st_mode);
-  } else if (out.file.starts_with("/proc/")) {
-    out.in_place = true;  // (made by no rename)
   }
+  // /proc makes no files: its paths (another process's descriptors) are written where they are.
+  if (out.file.starts_with("/proc/")) out.in_place = true;
   return out;
 }
 
@@ -345,6 +345,8 @@ int MakeTemporary(const std::string& file, std::string& tmp, int& lock) {
   return -1;
 }
 
+// Writes into `path` where it is (a descriptor, a device such as /dev/full, a FIFO): there is
+// nothing to replace atomically, and renaming over it would destroy it.
 absl::Status WriteInPlace(const std::string& path, const OutputTarget& target,
                           std::span<const std::string_view> pieces) {
   int fd = OpenInPlace(path, target);
