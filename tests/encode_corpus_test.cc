@@ -114,42 +114,6 @@ class OpenCounter {
   int opens_ = 0;
 };
 
-// Feeds `text` into the named pipe `fifo` once `ready()` says so (or after two minutes, setting
-// `gave_up`), for the reader that opens it; gives up on a reader that never comes or stops
-// reading.
-std::thread FeedPipeWhen(const std::string& fifo, const std::string& text, std::function<bool()> ready,
-                         std::atomic<bool>& gave_up) {
-  return std::thread([fifo, text, ready = std::move(ready), &gave_up] {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-    while (!ready()) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        gave_up = true;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    int fd = -1;
-    for (int i = 0; i < 6000 && fd < 0; ++i) {
-      fd = open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);  // ENXIO until the reader opens it
-      if (fd < 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (fd < 0) return;
-    for (size_t done = 0, idle = 0; done < text.size() && idle < 6000;) {
-      const ssize_t n = write(fd, text.data() + done, text.size() - done);
-      if (n > 0) {
-        done += static_cast<size_t>(n);
-        idle = 0;
-      } else if (n < 0 && errno == EAGAIN) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        ++idle;
-      } else {
-        break;
-      }
-    }
-    close(fd);
-  });
-}
-
 TEST(EncodeCorpus, InputsReadAheadAreWrittenInInputOrder) {
   std::unique_ptr<Encoder> encoder = Gpt2();
   ASSERT_NE(encoder, nullptr);
@@ -211,8 +175,8 @@ TEST(EncodeCorpus, InputsReadAheadAreWrittenInInputOrder) {
         ASSERT_GE(planned, 0);
         auto opens = std::make_shared<OpenCounter>(corpus.paths[1]);
         ASSERT_TRUE(opens->ok());
-        feeder = FeedPipeWhen(piped.paths[0], corpus.texts[0],
-                              [opens, planned] { return opens->Count() > planned; }, gave_up);
+        feeder = testing::FeedPipe(piped.paths[0], corpus.texts[0],
+                                   [opens, planned] { return opens->Count() > planned; }, &gave_up);
       }
       absl::StatusOr<EncodeCorpusResult> r = EncodeCorpus(*encoder, o);
       if (feeder.joinable()) feeder.join();

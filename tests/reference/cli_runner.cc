@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -126,6 +127,39 @@ std::vector<std::string> SplitWords(const std::string& text) {
   std::vector<std::string> out;
   for (std::string w; in >> w;) out.push_back(w);
   return out;
+}
+
+std::thread FeedPipe(const std::string& fifo, const std::string& bytes, std::function<bool()> ready,
+                     std::atomic<bool>* gave_up) {
+  return std::thread([fifo, bytes, ready = std::move(ready), gave_up] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    while (ready && !ready()) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        if (gave_up != nullptr) *gave_up = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    int fd = -1;
+    for (int i = 0; i < 6000 && fd < 0; ++i) {
+      fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);  // ENXIO until the reader opens it
+      if (fd < 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (fd < 0) return;
+    for (size_t done = 0, idle = 0; done < bytes.size() && idle < 6000;) {
+      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n > 0) {
+        done += static_cast<size_t>(n);
+        idle = 0;
+      } else if (n < 0 && errno == EAGAIN) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        ++idle;
+      } else {
+        break;
+      }
+    }
+    ::close(fd);
+  });
 }
 
 }  // namespace tokenmill::testing

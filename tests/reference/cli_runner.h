@@ -2,7 +2,10 @@
 // stdout and stderr. Test-only.
 #pragma once
 
+#include <atomic>
+#include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tokenmill::testing {
@@ -27,6 +30,13 @@ std::string ReadAll(const std::string& path);
 std::vector<std::string> Lines(const std::string& text);
 // `text` split at whitespace: a line of ids into the ids.
 std::vector<std::string> SplitWords(const std::string& text);
+
+// A thread that writes `bytes` into the named pipe `fifo` for the reader that opens it, once
+// `ready()` holds (none: at once) or, after two minutes without, anyway, setting `*gave_up`.
+// It gives up on a reader that does not come within 60 s or stops reading for 60 s, so that a
+// test fails instead of hanging. SIGPIPE must be ignored (a reader that closes early).
+std::thread FeedPipe(const std::string& fifo, const std::string& bytes,
+                     std::function<bool()> ready = {}, std::atomic<bool>* gave_up = nullptr);
 
 // A fresh empty folder under the system temp folder, removed by the destructor.
 class TempDir {
