@@ -34,8 +34,8 @@ constexpr std::string_view kSuffix = ".tmvocab";
 constexpr size_t kKeyChars = 32;  // two CRC-64s in hex
 // magic, format, key, the size of the rest (the inputs, the payload), the payload's CRC-64
 constexpr size_t kHeaderBytes = kMagic.size() + 4 + kKeyChars + 8 + 8;
-// A temporary entry (StreamingFile's KEY.tmvocab.tmp.XXXXXX) untouched this long was left by a
-// process that stopped while it stored it (another's, being written, is younger).
+// A temporary entry (StreamingFile's KEY.tmvocab.tmp.tokenmill-XXXXXX) untouched this long was
+// left by a process that stopped while it stored it (another's, being written, is younger).
 constexpr int64_t kStaleSeconds = 600;
 
 uint64_t Crc(uint64_t crc, std::string_view bytes) {
