@@ -44,6 +44,7 @@ namespace {
 using testing::ZstdCompress;
 using ::testing::HasSubstr;
 using testing::CliResult;
+using testing::FilesStartingWith;
 using testing::ReadAll;
 using testing::RunCli;
 using testing::RunProgram;
@@ -175,16 +176,6 @@ std::vector<uint32_t> Flatten(const std::vector<std::vector<uint32_t>>& lines) {
 CliResult Encode(const std::string& tokenizer, std::vector<std::string> args, const std::string& input = "") {
   args.insert(args.begin(), {"encode", "--tokenizer", tokenizer});
   return RunCli(args, input);
-}
-
-// Files in `dir` whose name starts with `prefix`.
-std::vector<std::string> FilesStartingWith(const std::string& dir, const std::string& prefix) {
-  std::vector<std::string> found;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    if (name.starts_with(prefix)) found.push_back(name);
-  }
-  return found;
 }
 
 

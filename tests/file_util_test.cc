@@ -14,14 +14,7 @@
 namespace tokenmill {
 namespace {
 
-std::vector<std::string> NamesStartingWith(const std::string& dir, const std::string& prefix) {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    if (name.starts_with(prefix)) names.push_back(name);
-  }
-  return names;
-}
+using testing::FilesStartingWith;
 
 TEST(StreamingFile, ItsTemporaryIsNotRemovedAsStaleBetweenCloseAndPublish) {
   testing::TempDir dir;
@@ -29,20 +22,20 @@ TEST(StreamingFile, ItsTemporaryIsNotRemovedAsStaleBetweenCloseAndPublish) {
   absl::StatusOr<std::unique_ptr<StreamingFile>> file = StreamingFile::Create(path);
   ASSERT_TRUE(file.ok()) << file.status();
   ASSERT_TRUE((*file)->Write("ids").ok());
-  const std::vector<std::string> temporary = NamesStartingWith(dir.path(), "out.u32.tmp.tokenmill-");
+  const std::vector<std::string> temporary = FilesStartingWith(dir.path(), "out.u32.tmp.tokenmill-");
   ASSERT_EQ(temporary.size(), 1u);
   RemoveStaleTemporaries(path);  // another run starting to write the same path
-  EXPECT_EQ(NamesStartingWith(dir.path(), "out.u32.tmp.tokenmill-"), temporary) << "while written";
+  EXPECT_EQ(FilesStartingWith(dir.path(), "out.u32.tmp.tokenmill-"), temporary) << "while written";
   ASSERT_TRUE((*file)->Close().ok());
   RemoveStaleTemporaries(path);
-  EXPECT_EQ(NamesStartingWith(dir.path(), "out.u32.tmp.tokenmill-"), temporary) << "closed, not renamed";
+  EXPECT_EQ(FilesStartingWith(dir.path(), "out.u32.tmp.tokenmill-"), temporary) << "closed, not renamed";
   ASSERT_TRUE((*file)->Publish().ok());
   EXPECT_EQ(testing::ReadAll(path), "ids");
-  EXPECT_TRUE(NamesStartingWith(dir.path(), "out.u32.tmp.").empty());
+  EXPECT_TRUE(FilesStartingWith(dir.path(), "out.u32.tmp.").empty());
   // One that no run holds: removed.
   dir.Write("out.u32.tmp.tokenmill-AbC123", "left by a killed run");
   RemoveStaleTemporaries(path);
-  EXPECT_TRUE(NamesStartingWith(dir.path(), "out.u32.tmp.").empty());
+  EXPECT_TRUE(FilesStartingWith(dir.path(), "out.u32.tmp.").empty());
 }
 
 // A run whose output is a link writes the file the link leads to, beside it; its stale
@@ -54,11 +47,11 @@ TEST(StreamingFile, ALinkedOutputsTemporaryIsBesideTheFileItLeadsTo) {
   std::filesystem::create_symlink("data/ids.u32", link);  // relative, and dangling at first
   dir.Write("data/ids.u32.tmp.tokenmill-Zz9yY8", "left by a killed run");
   RemoveStaleTemporaries(link);
-  EXPECT_TRUE(NamesStartingWith(dir.File("data"), "ids.u32.tmp.").empty());
+  EXPECT_TRUE(FilesStartingWith(dir.File("data"), "ids.u32.tmp.").empty());
   absl::StatusOr<std::unique_ptr<StreamingFile>> file = StreamingFile::Create(link);
   ASSERT_TRUE(file.ok()) << file.status();
   ASSERT_TRUE((*file)->Write("ids").ok());
-  EXPECT_EQ(NamesStartingWith(dir.File("data"), "ids.u32.tmp.tokenmill-").size(), 1u);
+  EXPECT_EQ(FilesStartingWith(dir.File("data"), "ids.u32.tmp.tokenmill-").size(), 1u);
   ASSERT_TRUE((*file)->Close().ok());
   ASSERT_TRUE((*file)->Publish().ok());
   EXPECT_TRUE(std::filesystem::is_symlink(link));
@@ -66,8 +59,8 @@ TEST(StreamingFile, ALinkedOutputsTemporaryIsBesideTheFileItLeadsTo) {
   ASSERT_TRUE(WriteFileAtomically(link, std::string_view("again")).ok());
   EXPECT_TRUE(std::filesystem::is_symlink(link));
   EXPECT_EQ(testing::ReadAll(target), "again");
-  EXPECT_EQ(NamesStartingWith(dir.path(), "ids.u32.tmp.").size() +
-                NamesStartingWith(dir.File("data"), "ids.u32.tmp.").size(),
+  EXPECT_EQ(FilesStartingWith(dir.path(), "ids.u32.tmp.").size() +
+                FilesStartingWith(dir.File("data"), "ids.u32.tmp.").size(),
             0u);
 }
 

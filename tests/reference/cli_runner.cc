@@ -129,6 +129,15 @@ std::vector<std::string> SplitWords(const std::string& text) {
   return out;
 }
 
+std::vector<std::string> FilesStartingWith(const std::string& dir, const std::string& prefix) {
+  std::vector<std::string> found;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with(prefix)) found.push_back(name);
+  }
+  return found;
+}
+
 std::thread FeedPipe(const std::string& fifo, const std::string& bytes, std::function<bool()> ready,
                      std::atomic<bool>* gave_up) {
   return std::thread([fifo, bytes, ready = std::move(ready), gave_up] {

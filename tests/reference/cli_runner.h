@@ -23,6 +23,9 @@ CliResult RunProgram(const std::string& binary, const std::vector<std::string>& 
 // Runs the tokenmill CLI.
 CliResult RunCli(const std::vector<std::string>& args, const std::string& input = "");
 
+// The names of the files in folder `dir` that start with `prefix`.
+std::vector<std::string> FilesStartingWith(const std::string& dir, const std::string& prefix);
+
 // The contents of the file at `path` ("" when it cannot be read).
 std::string ReadAll(const std::string& path);
 // The lines of `text` without their "\n" (a last line without one is a line; a final "\n"
