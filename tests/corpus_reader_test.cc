@@ -177,6 +177,60 @@ TEST(BatchReader, SmallFilesAreCutIntoMinShards) {
   EXPECT_EQ(batches(kMinShardBytes / 2, 2), 6u);
 }
 
+// The last shards shrink: a batch is at most 1/min_shards of the bytes from its start to the
+// end of the last file (give or take the line it ends in), or at most kMinShardBytes; the
+// earlier ones keep shard_bytes. Across two files, every byte still in exactly one batch.
+TEST(BatchReader, TheLastShardsShrink) {
+  testing::TempDir dir;
+  std::string texts[2];
+  for (int f = 0; f < 2; ++f) {
+    for (int i = 0; texts[f].size() < (f == 0 ? 5 : 3) * (size_t{1} << 20); ++i) {
+      texts[f] += "file " + std::to_string(f) + " line " + std::to_string(i) + " of some text\n";
+    }
+    texts[f].resize((f == 0 ? 5 : 3) * (size_t{1} << 20) - 1);  // 5 and 3 MiB exactly
+    texts[f] += '\n';
+  }
+  const uint64_t total = texts[0].size() + texts[1].size();
+  auto inputs = ResolveInputs({dir.Write("a.txt", texts[0]), dir.Write("b.txt", texts[1])},
+                              InputSelection{});
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  constexpr size_t kShard = size_t{1} << 20, kLine = 40;
+  for (size_t min_shards : {1, 4, 16}) {
+    BatchReaderOptions options;
+    options.shard_bytes = kShard;
+    options.min_shards = min_shards;
+    BatchReader reader(*inputs, {CutRule(CutKind::kLine), CutRule(CutKind::kLine)}, options);
+    BatchReader::Ticket ticket;
+    Batch batch;
+    std::string joined[2];
+    uint64_t before = 0;  // bytes of the batches before this one
+    size_t count = 0, small = 0;
+    while (reader.NextTicket(&ticket)) {
+      ASSERT_TRUE(reader.Fill(ticket, &batch).ok());
+      if (batch.text().empty()) continue;
+      ASSERT_EQ(batch.offset, joined[batch.input].size());
+      joined[batch.input] += batch.text();
+      const uint64_t size = batch.text().size();
+      const uint64_t left = total - before;  // from this batch's start on
+      EXPECT_LE(size, std::max<uint64_t>(std::min<uint64_t>(kShard, left / min_shards), kMinShardBytes) + kLine)
+          << "min_shards " << min_shards << ", batch " << count;
+      if (left >= min_shards * kShard + kLine) {
+        EXPECT_GE(size + kLine, kShard) << "batch " << count;
+      }
+      if (size < kShard / 2) ++small;
+      before += size;
+      ++count;
+    }
+    EXPECT_EQ(joined[0], texts[0]);
+    EXPECT_EQ(joined[1], texts[1]);
+    if (min_shards == 1) {
+      EXPECT_EQ(small, 0u);  // 5 + 3 shards of 1 MiB
+    } else {
+      EXPECT_GE(small, 3u) << "min_shards " << min_shards;
+    }
+  }
+}
+
 // In input order (encoding's): while the current input is a stream with two tickets unfilled,
 // the next tickets go ahead to later inputs (streams up to max_open_streams open, then a
 // file's shards), marked `ahead`; a stream's tickets are filled in the order handed out

@@ -104,6 +104,7 @@ BatchReader::BatchReader(std::vector<InputFile> inputs, std::vector<CutRule> cut
     : inputs_(std::move(inputs)), cut_rules_(std::move(cut_rules)), options_(options) {
   options_.shard_bytes = std::max<size_t>(options_.shard_bytes, 1);
   options_.batch_bytes = std::max<size_t>(options_.batch_bytes, 1);
+  options_.min_shards = std::max<size_t>(options_.min_shards, 1);
   // stdin and compressed inputs are read front to back as streams; other files in shards.
   auto is_stream = [](const InputFile& input) {
     return input.is_stdin() || input.compression != Compression::kNone;
@@ -118,6 +119,7 @@ BatchReader::BatchReader(std::vector<InputFile> inputs, std::vector<CutRule> cut
         finer, std::min<uint64_t>(kMinShardBytes, options_.shard_bytes), options_.shard_bytes));
   }
   stream_of_input_.assign(inputs_.size(), nullptr);
+  uint64_t planned = 0;
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const InputFile& input = inputs_[i];
     total_disk_bytes_ += input.size;
@@ -129,10 +131,19 @@ BatchReader::BatchReader(std::vector<InputFile> inputs, std::vector<CutRule> cut
       continue;
     }
     // A file that may not be cut is one shard; an empty file yields no shard at all.
-    uint64_t step = cut_rules_[i].kind() == CutKind::kNever ? std::max<uint64_t>(input.size, 1)
-                                                            : options_.shard_bytes;
-    for (uint64_t start = 0; start < input.size; start += step) {
-      shards_.push_back(Ticket{i, start, std::min(input.size, start + step), false});
+    if (cut_rules_[i].kind() == CutKind::kNever) {
+      if (input.size > 0) shards_.push_back(Ticket{i, 0, input.size, false});
+      continue;
+    }
+    for (uint64_t start = 0; start < input.size;) {
+      // The last shards shrink (min_shards, batch_reader.h).
+      const uint64_t step = std::clamp<uint64_t>((cuttable - planned) / options_.min_shards,
+                                                 std::min(kMinShardBytes, options_.shard_bytes),
+                                                 options_.shard_bytes);
+      const uint64_t end = std::min(input.size, start + step);
+      shards_.push_back(Ticket{i, start, end, false});
+      planned += end - start;
+      start = end;
     }
   }
 }
