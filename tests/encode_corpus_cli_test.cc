@@ -1630,5 +1630,59 @@ custom('wrap32.npy', "{'descr': '<u4', 'fortran_order': False, 'shape': (4611686
   EXPECT_THAT(top.out, HasSubstr("all below 4294967296"));
 }
 
+// A line of gigabytes that memory cannot hold (here: the process limited to 1 GiB of address
+// space), or one whose ids it cannot hold, is an error naming the input, with no output left,
+// at any thread count: not a hang (two threads reading one stream: the second waited forever
+// for a turn the first, out of memory, never passed on) and not an abort leaving temporaries.
+TEST(EncodeCorpusCli, ALineMemoryCannotHoldIsAnErrorNotAHang) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's shadow memory does not fit under an address-space limit";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+  GTEST_SKIP() << "a sanitizer's shadow memory does not fit under an address-space limit";
+#endif
+#endif
+  TempDir dir;
+  // 3 GiB of 'a' and no newline: 48 zstd frames of 64 MiB each (frames concatenate).
+  const std::string frame = ZstdCompress(std::string(size_t{64} << 20, 'a'), 1);
+  std::string zst;
+  for (int i = 0; i < 48; ++i) zst += frame;
+  const std::string big = dir.Write("big.txt.zst", zst);
+  const std::string small = dir.Write("small.txt", "a line before it\n");
+  // A plain file of 3 GiB, sparse (NUL bytes, no newline), read in shards.
+  const std::string sparse = dir.File("sparse.txt");
+  {
+    std::ofstream(sparse, std::ios::binary).put('x');
+    std::filesystem::resize_file(sparse, uint64_t{3} << 30);
+  }
+  // A line that can be read but not encoded: 200 MiB of " ab", 70 million ids.
+  std::string ab;
+  ab.reserve(size_t{200} << 20);
+  while (ab.size() + 3 <= (size_t{200} << 20)) ab += " ab";
+  const std::string encoded_oom = dir.Write("ab.txt.zst", ZstdCompress(ab, 1));
+  std::string().swap(ab);
+  for (const std::string& input : {big, sparse, encoded_oom}) {
+    for (const char* threads : {"1", "2"}) {
+      SCOPED_TRACE(input + ", " + threads + " threads");
+      const std::string out = dir.File("out.u32");
+      // timeout: a hang fails the test (killed: 137) instead of stalling it.
+      CliResult r = RunProgram("/usr/bin/timeout",
+                               {"-s", "KILL", "60", "/bin/bash", "-c", "ulimit -v 1048576 && exec \"$@\"", "bash",
+                                TOKENMILL_CLI_PATH, "encode", "--tokenizer", kGpt2, "--output", out,
+                                "--output-format", "u32", "--threads", threads, "--progress",
+                                "none", small, input});
+      EXPECT_EQ(r.exit_code, 1) << r.err;
+      if (input == encoded_oom) {
+        EXPECT_THAT(r.err, HasSubstr("out of memory encoding '" + input + "' from byte 0"));
+      } else {
+        EXPECT_THAT(r.err, HasSubstr("out of memory reading '" + input + "' from byte 0 ("));
+        EXPECT_THAT(r.err, HasSubstr("no document ends where it could be cut"));
+      }
+      EXPECT_FALSE(std::filesystem::exists(out));
+      EXPECT_THAT(FilesStartingWith(dir.path(), "out.u32"), ::testing::IsEmpty());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tokenmill

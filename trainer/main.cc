@@ -2,6 +2,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string_view>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -68,7 +69,14 @@ int main(int argc, char** argv) {
   }
   for (const CommandEntry& c : kCommands) {
     if (c.name != command) continue;
-    int rc = c.run(argc, argv);
+    int rc;
+    try {
+      rc = c.run(argc, argv);
+    } catch (const std::bad_alloc&) {
+      // Caught, so that the stack unwinds: the destructors remove what was half-written.
+      std::fprintf(stderr, "tokenmill %s: error: out of memory\n", argv[1]);
+      return tokenmill::cli::kExitFailure;
+    }
     // Output lost on the way to stdout (a full disk, a closed descriptor) fails the command,
     // whichever command wrote it (each used to check, or not, on its own).
     errno = 0;

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
+#include <new>
 
 #include "common/strings.h"
 
@@ -246,7 +247,13 @@ absl::Status BatchReader::Fill(const Ticket& ticket, Batch* batch) {
   batch->offset = 0;
   batch->first_line = 0;
   batch->disk_bytes = 0;
-  if (!ticket.stream) return FillShard(ticket, batch);
+  if (!ticket.stream) {
+    try {
+      return FillShard(ticket, batch);
+    } catch (const std::bad_alloc&) {
+      return OutOfMemory(ticket.input, ticket.start, batch);
+    }
+  }
   Stream* stream = ticket.input < stream_of_input_.size() ? stream_of_input_[ticket.input] : nullptr;
   if (stream == nullptr) return absl::InternalError("ticket for an unknown stream");
   absl::Status status;
@@ -255,12 +262,42 @@ absl::Status BatchReader::Fill(const Ticket& ticket, Batch* batch) {
     if (options_.in_input_order) {
       stream->turn.wait(lock, [&] { return stream->filled_seq == ticket.seq; });
     }
-    status = FillStream(*stream, batch);
+    // Whatever FillStream does, the turn moves on: a later ticket's Fill waits for it, and
+    // waiting for a turn that never comes hangs the run (oneTBB's pipeline, cancelled by an
+    // exception, waits for every filter it started).
+    try {
+      status = FillStream(*stream, batch);
+    } catch (const std::bad_alloc&) {
+      // The stream cannot go on (a batch's text may be lost): it ends here.
+      const uint64_t offset = stream->offset;
+      stream->End();
+      status = OutOfMemory(ticket.input, offset, batch);
+    } catch (...) {
+      stream->End();
+      ++stream->filled_seq;
+      lock.unlock();
+      if (options_.in_input_order) stream->turn.notify_all();
+      stream->outstanding.fetch_sub(1, std::memory_order_acq_rel);
+      throw;
+    }
     ++stream->filled_seq;
   }
   if (options_.in_input_order) stream->turn.notify_all();
   stream->outstanding.fetch_sub(1, std::memory_order_acq_rel);
   return status;
+}
+
+absl::Status BatchReader::OutOfMemory(size_t input, uint64_t offset, Batch* batch) {
+  const size_t held = batch->buffer.size();
+  std::string().swap(batch->buffer);  // give it back: the caller goes on, to report this
+  batch->begin = batch->end = 0;
+  batch->offset = offset;
+  // (A buffer grows past both sizes only while no cut is found in it.)
+  const bool uncut = held >= std::max(options_.shard_bytes, options_.batch_bytes) + kExtendStep;
+  return absl::ResourceExhaustedError(StrCat(
+      "out of memory reading '", inputs_[input].display_name(), "' from byte ", offset, " (", held,
+      " bytes of text held", uncut ? ", in which no document ends where it could be cut" : "",
+      ")"));
 }
 
 void BatchReader::Abandon(const Ticket& ticket) {

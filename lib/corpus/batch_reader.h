@@ -99,7 +99,9 @@ class BatchReader {
   // Reads the batch of `ticket` (an empty batch when a stream has already ended). When a
   // stream fails, the batch still holds the documents read before the fault, up to the last
   // cut (perhaps none); the fault lies at or after batch->offset + batch->end. A failed shard
-  // leaves the batch empty.
+  // leaves the batch empty. Running out of memory (a line of gigabytes held whole) is an
+  // error too, a ResourceExhausted one naming the input and offset, with the batch empty; a
+  // stream then ends.
   absl::Status Fill(const Ticket& ticket, Batch* batch);
 
   // Gives `ticket` up unread (its bytes are not needed); a stream's remaining bytes are
@@ -117,6 +119,9 @@ class BatchReader {
   struct Stream;
 
   absl::Status FillShard(const Ticket& ticket, Batch* batch);
+  // Fill's error when memory ran out reading input `input` from `offset` (the batch's memory
+  // given back, the batch empty).
+  absl::Status OutOfMemory(size_t input, uint64_t offset, Batch* batch);
   absl::Status FillStream(Stream& stream, Batch* batch);  // stream.mu held
   // in_input_order: a ticket for an input after `current` (a stream that is not busy, or the
   // next shard), marked `ahead`; false when there is none.

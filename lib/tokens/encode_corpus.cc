@@ -341,7 +341,23 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
     // A batch whose reading failed still holds the whole documents read before the fault
     // (BatchReader::Fill): they are encoded first, so that a refusal among them, which comes
     // earlier in the input, is the one reported (as counting does), whatever the batch size.
-    chunk = encode_text(std::move(chunk), s, batch);
+    // Memory running out here is this chunk's error (no exception leaves a filter: oneTBB
+    // would drop the tickets in flight, whose streams' later tickets then wait forever).
+    const BatchReader::Ticket ticket = chunk->ticket;
+    try {
+      chunk = encode_text(std::move(chunk), s, batch);
+    } catch (const std::bad_alloc&) {
+      // (The chunk, taken by encode_text, is gone with its buffers.)
+      std::vector<TokenId>().swap(s.ids);
+      chunk = std::make_unique<Chunk>();
+      chunk->ticket = ticket;
+      chunk->input = batch.input;
+      chunk->failed = true;
+      chunk->status = absl::ResourceExhaustedError(
+          StrCat("out of memory encoding '", reader.inputs()[batch.input].display_name(),
+                 "' from byte ", batch.offset));
+      return chunk;
+    }
     if (!read.ok() && !chunk->failed) {
       chunk->status = read;
       chunk->failed = true;
@@ -354,6 +370,7 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
   absl::Status failure;
   std::atomic<bool> stop{false};
   std::atomic<bool> stopped{false};
+  std::atomic<bool> out_of_memory{false};  // a chunk could not be made
   tbb::concurrent_queue<std::unique_ptr<Chunk>> pool;
   // The input whose ids go straight to the output; later inputs' chunks read ahead are spilled
   // (by input) until every input before them is written.
@@ -524,7 +541,16 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
               // Chunks are reused (their buffers keep their capacity): a new one per batch
               // cost a page fault per 4 KB of every batch's ids.
               std::unique_ptr<Chunk> chunk;
-              if (!pool.try_pop(chunk)) chunk = std::make_unique<Chunk>();
+              if (!pool.try_pop(chunk)) {
+                try {
+                  chunk = std::make_unique<Chunk>();
+                } catch (const std::bad_alloc&) {
+                  out_of_memory = true;
+                  stop = true;
+                  control.stop();
+                  return chunk;
+                }
+              }
               if (stop.load(std::memory_order_relaxed)) {
                 control.stop();
                 return chunk;
@@ -550,11 +576,21 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
             tbb::make_filter<std::unique_ptr<Chunk>, void>(
                 tbb::filter_mode::serial_in_order,
                 [&](std::unique_ptr<Chunk> chunk) {
-                  write(chunk);
+                  try {
+                    write(chunk);
+                  } catch (const std::bad_alloc&) {
+                    if (failure.ok()) {
+                      failure = absl::ResourceExhaustedError("out of memory writing the output");
+                    }
+                    stop = true;
+                  }
                   chunk->Reset();
                   pool.push(std::move(chunk));
                 }));
   });
+  if (failure.ok() && out_of_memory.load()) {
+    failure = absl::ResourceExhaustedError("out of memory encoding the corpus");
+  }
   if (failure.ok() && !stopped.load() && !reader.inputs().empty()) {
     failure = advance(reader.inputs().size() - 1);
   }
