@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 #include <filesystem>
+#include <future>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -140,9 +141,8 @@ TEST(BatchReader, EveryByteInExactlyOneBatch) {
   }
 }
 
-// min_shards: a file smaller than min_shards * shard_bytes is cut into about min_shards shards
-// (none under kMinShardBytes), still every byte in exactly one batch; bigger files keep
-// shard_bytes.
+// min_shards: a file smaller than min_shards * shard_bytes is cut into at least about
+// min_shards shards (none under kMinShardBytes), still every byte in exactly one batch.
 TEST(BatchReader, SmallFilesAreCutIntoMinShards) {
   testing::TempDir dir;
   std::string text;
@@ -396,6 +396,45 @@ TEST(BatchReader, InInputOrderAbandonKeepsTheOrderAndEndsTheStream) {
   EXPECT_TRUE(b3.text().empty());
   BatchReader::Ticket more;
   EXPECT_FALSE(reader.NextTicket(&more));
+}
+
+// A ticket waiting for an earlier one of its stream that will never be filled (a oneTBB
+// pipeline cancelled by an exception drops the tickets it held) gives up once `cancelled`
+// says so, instead of waiting forever; Abandon too.
+TEST(BatchReader, InInputOrderAWaitForATurnEndsWhenCancelled) {
+  testing::TempDir dir;
+  std::string text;
+  for (int i = 0; text.size() < 40000; ++i) text += "line " + std::to_string(i) + "\n";
+  auto inputs = ResolveInputs({dir.Write("s.txt.zst", testing::ZstdCompress(text, 1))}, InputSelection{});
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  std::atomic<bool> cancel{false};
+  BatchReaderOptions options;
+  options.batch_bytes = 4096;
+  options.in_input_order = true;
+  options.cancelled = [&cancel] { return cancel.load(); };
+  BatchReader reader(*inputs, {CutRule(CutKind::kLine)}, options);
+  BatchReader::Ticket first, second, third;
+  ASSERT_TRUE(reader.NextTicket(&first));
+  ASSERT_TRUE(reader.NextTicket(&second));
+  ASSERT_TRUE(reader.NextTicket(&third));
+  ASSERT_TRUE(second.stream && third.stream && second.input == first.input);
+  Batch batch;
+  std::future<absl::Status> waiting =
+      std::async(std::launch::async, [&] { return reader.Fill(second, &batch); });
+  std::future<void> abandoning = std::async(std::launch::async, [&] { reader.Abandon(third); });
+  EXPECT_EQ(waiting.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);
+  cancel = true;
+  const bool ended = waiting.wait_for(std::chrono::seconds(20)) == std::future_status::ready &&
+                     abandoning.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+  EXPECT_TRUE(ended) << "still waiting for the first ticket, cancelled";
+  if (!ended) {  // let them finish, to end the test
+    Batch unblock;
+    (void)reader.Fill(first, &unblock);
+  }
+  const absl::Status status = waiting.get();
+  abandoning.get();
+  EXPECT_TRUE(absl::IsCancelled(status)) << status;
+  EXPECT_TRUE(batch.text().empty());
 }
 
 TEST(InputFiles, FormatsFromMagicAndExtension) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <new>
@@ -113,11 +114,6 @@ BatchReader::BatchReader(std::vector<InputFile> inputs, std::vector<CutRule> cut
   uint64_t cuttable = 0;  // bytes of the files cut into shards
   for (size_t i = 0; i < inputs_.size(); ++i) {
     if (!is_stream(inputs_[i]) && cut_rules_[i].kind() != CutKind::kNever) cuttable += inputs_[i].size;
-  }
-  if (options_.min_shards > 1 && cuttable / options_.shard_bytes < options_.min_shards) {
-    const uint64_t finer = (cuttable + options_.min_shards - 1) / options_.min_shards;
-    options_.shard_bytes = static_cast<size_t>(std::clamp<uint64_t>(
-        finer, std::min<uint64_t>(kMinShardBytes, options_.shard_bytes), options_.shard_bytes));
   }
   stream_of_input_.assign(inputs_.size(), nullptr);
   uint64_t planned = 0;
@@ -240,6 +236,41 @@ bool BatchReader::GiveAhead(size_t current, Ticket* ticket) {
   return false;
 }
 
+// A stream ticket's turn (in input order: its seq; otherwise the stream's mutex alone), held
+// from Take() to the end of the scope, and then passed on to the next ticket whatever happened
+// meanwhile: a later ticket's Fill waits for it, and a turn that never comes would hang the
+// run (oneTBB's pipeline, cancelled by an exception, waits for every filter it started).
+class BatchReader::StreamTurn {
+ public:
+  StreamTurn(const BatchReader& reader, Stream& stream, const Ticket& ticket)
+      : reader_(reader), stream_(stream), ticket_(ticket), lock_(stream.mu, std::defer_lock) {}
+  // Waits for the turn; false when the reader's `cancelled` said to stop waiting first.
+  bool Take() {
+    lock_.lock();
+    if (reader_.options_.in_input_order) {
+      while (stream_.filled_seq != ticket_.seq) {
+        if (reader_.options_.cancelled && reader_.options_.cancelled()) return false;
+        stream_.turn.wait_for(lock_, std::chrono::milliseconds(50));
+      }
+    }
+    held_ = true;
+    return true;
+  }
+  ~StreamTurn() {
+    if (held_) ++stream_.filled_seq;
+    if (lock_.owns_lock()) lock_.unlock();
+    if (held_ && reader_.options_.in_input_order) stream_.turn.notify_all();
+    stream_.outstanding.fetch_sub(1, std::memory_order_acq_rel);
+  }
+
+ private:
+  const BatchReader& reader_;
+  Stream& stream_;
+  const Ticket& ticket_;
+  std::unique_lock<std::mutex> lock_;
+  bool held_ = false;
+};
+
 absl::Status BatchReader::Fill(const Ticket& ticket, Batch* batch) {
   batch->input = ticket.input;
   batch->buffer.clear();
@@ -251,52 +282,44 @@ absl::Status BatchReader::Fill(const Ticket& ticket, Batch* batch) {
     try {
       return FillShard(ticket, batch);
     } catch (const std::bad_alloc&) {
-      return OutOfMemory(ticket.input, ticket.start, batch);
+      // The buffer ran from `base` (FillShard); past the shard's end it looked for the cut.
+      const size_t lookbehind = cut_rules_[ticket.input].lookbehind();
+      const uint64_t base = ticket.start < lookbehind ? 0 : ticket.start - lookbehind;
+      const uint64_t held = batch->buffer.size(), to_end = ticket.end - base;
+      return OutOfMemory(ticket.input, ticket.start, held > to_end ? held - to_end : 0, batch);
     }
   }
   Stream* stream = ticket.input < stream_of_input_.size() ? stream_of_input_[ticket.input] : nullptr;
   if (stream == nullptr) return absl::InternalError("ticket for an unknown stream");
-  absl::Status status;
-  {
-    std::unique_lock<std::mutex> lock(stream->mu);
-    if (options_.in_input_order) {
-      stream->turn.wait(lock, [&] { return stream->filled_seq == ticket.seq; });
-    }
-    // Whatever FillStream does, the turn moves on: a later ticket's Fill waits for it, and
-    // waiting for a turn that never comes hangs the run (oneTBB's pipeline, cancelled by an
-    // exception, waits for every filter it started).
-    try {
-      status = FillStream(*stream, batch);
-    } catch (const std::bad_alloc&) {
-      // The stream cannot go on (a batch's text may be lost): it ends here.
-      const uint64_t offset = stream->offset;
-      stream->End();
-      status = OutOfMemory(ticket.input, offset, batch);
-    } catch (...) {
-      stream->End();
-      ++stream->filled_seq;
-      lock.unlock();
-      if (options_.in_input_order) stream->turn.notify_all();
-      stream->outstanding.fetch_sub(1, std::memory_order_acq_rel);
-      throw;
-    }
-    ++stream->filled_seq;
+  StreamTurn turn(*this, *stream, ticket);
+  if (!turn.Take()) return absl::CancelledError("reading was cancelled");
+  const uint64_t offset = stream->offset;  // (FillStream moves it before it is done)
+  try {
+    return FillStream(*stream, batch);
+  } catch (const std::bad_alloc&) {
+    // The stream cannot go on (a batch's text may be lost): it ends here. Its buffer held
+    // the text from the last cut on (past batch_bytes, none found in it).
+    stream->End();
+    const size_t held = batch->buffer.size();
+    return OutOfMemory(ticket.input, offset, held >= options_.batch_bytes ? held : 0, batch);
+  } catch (...) {
+    stream->End();
+    throw;
   }
-  if (options_.in_input_order) stream->turn.notify_all();
-  stream->outstanding.fetch_sub(1, std::memory_order_acq_rel);
-  return status;
 }
 
-absl::Status BatchReader::OutOfMemory(size_t input, uint64_t offset, Batch* batch) {
+absl::Status BatchReader::OutOfMemory(size_t input, uint64_t offset, uint64_t uncut, Batch* batch) {
   const size_t held = batch->buffer.size();
   std::string().swap(batch->buffer);  // give it back: the caller goes on, to report this
   batch->begin = batch->end = 0;
   batch->offset = offset;
-  // (A buffer grows past both sizes only while no cut is found in it.)
-  const bool uncut = held >= std::max(options_.shard_bytes, options_.batch_bytes) + kExtendStep;
+  // (Past batch_bytes, or a shard's end, a buffer grows only while it finds no cut.)
+  const bool long_document = uncut >= kExtendStep;
   return absl::ResourceExhaustedError(StrCat(
-      "out of memory reading '", inputs_[input].display_name(), "' from byte ", offset, " (", held,
-      " bytes of text held", uncut ? ", in which no document ends where it could be cut" : "",
+      "out of memory reading '", inputs_[input].display_name(), "' from byte ", offset, " (",
+      held, " bytes of text held",
+      long_document ? StrCat(", the last ", uncut, " with no place where a document ends and it could be cut")
+                    : std::string(),
       ")"));
 }
 
@@ -304,16 +327,8 @@ void BatchReader::Abandon(const Ticket& ticket) {
   if (!ticket.stream) return;
   Stream* stream = ticket.input < stream_of_input_.size() ? stream_of_input_[ticket.input] : nullptr;
   if (stream == nullptr) return;
-  {
-    std::unique_lock<std::mutex> lock(stream->mu);
-    if (options_.in_input_order) {
-      stream->turn.wait(lock, [&] { return stream->filled_seq == ticket.seq; });
-    }
-    stream->End();
-    ++stream->filled_seq;
-  }
-  if (options_.in_input_order) stream->turn.notify_all();
-  stream->outstanding.fetch_sub(1, std::memory_order_acq_rel);
+  StreamTurn turn(*this, *stream, ticket);
+  if (turn.Take()) stream->End();
 }
 
 absl::Status BatchReader::FillShard(const Ticket& ticket, Batch* batch) {

@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -37,14 +38,13 @@ struct BatchReaderOptions {
   size_t batch_bytes = size_t{2} << 20;  // a stream read yields about this much
   size_t padding = 0;                    // readable bytes kept after every batch's text
   size_t max_open_streams = 1;           // compressed inputs read at once (when there is other work)
-  // Uncompressed files are cut finer than shard_bytes (down to kMinShardBytes) when their total
-  // would give fewer shards than this, so that threads do not idle while one finishes the last
-  // big shard (brown's 5 MB in 4 MB shards left one of two counting threads idle for most of
-  // the count). For the same reason the last shards shrink: none is more than 1/min_shards of
-  // the cut files' bytes from its start on (nor under kMinShardBytes), so the threads run out
-  // of work closer together (linux_docs' encode at 2 threads: the one thread idle at the end
-  // for 2.3 ms on average with 1 MiB shards, 0.7 ms so). Counting and encoding ask for 4 per
-  // thread.
+  // No shard is more than 1/min_shards of the cut files' bytes from its start on (nor under
+  // kMinShardBytes, unless it is a file's last): a corpus smaller than min_shards x
+  // shard_bytes is cut finer, and the last shards of any shrink, so that threads do not idle
+  // while one finishes a big shard (brown's 5 MB in 4 MB shards left one of two counting
+  // threads idle for most of the count; with 1 MiB shards, one of two threads encoding
+  // linux_docs was idle at the end for 2.3 ms on average, 0.7 ms with the last ones shrinking).
+  // Counting and encoding ask for 4 per thread.
   size_t min_shards = 1;
   // Hand out the work in input order (encoding writes its output in ticket order; counting does
   // not care and reads streams beside the shards): every shard or batch of an input before any
@@ -58,6 +58,11 @@ struct BatchReaderOptions {
   // Fill may run in parallel stages; a ticket handed out after a stream ended is filled empty.
   bool in_input_order = false;
   bool read_ahead = true;
+  // In input order, a Fill or Abandon waiting for an earlier ticket of its stream polls this
+  // (every 50 ms); when it returns true, Fill gives up with a Cancelled error (Abandon returns).
+  // For a caller whose earlier tickets may never be filled: a oneTBB pipeline cancelled by an
+  // exception drops the tickets it had not passed on yet.
+  std::function<bool()> cancelled;
 };
 inline constexpr size_t kMinShardBytes = size_t{256} << 10;
 
@@ -117,11 +122,12 @@ class BatchReader {
 
  private:
   struct Stream;
+  class StreamTurn;
 
   absl::Status FillShard(const Ticket& ticket, Batch* batch);
-  // Fill's error when memory ran out reading input `input` from `offset` (the batch's memory
-  // given back, the batch empty).
-  absl::Status OutOfMemory(size_t input, uint64_t offset, Batch* batch);
+  // Fill's error when memory ran out reading input `input` from `offset`, the last `uncut`
+  // bytes held without a cut (the batch's memory given back, the batch empty).
+  absl::Status OutOfMemory(size_t input, uint64_t offset, uint64_t uncut, Batch* batch);
   absl::Status FillStream(Stream& stream, Batch* batch);  // stream.mu held
   // in_input_order: a ticket for an input after `current` (a stream that is not busy, or the
   // next shard), marked `ahead`; false when there is none.

@@ -4,6 +4,7 @@
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_pipeline.h>
+#include <tbb/task_group.h>
 #include <tbb/task_arena.h>
 
 #include <atomic>
@@ -163,6 +164,12 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
   reader_options.max_open_streams = static_cast<size_t>(threads);
   reader_options.min_shards = static_cast<size_t>(threads) * 4;
   reader_options.in_input_order = true;  // the writer writes in ticket order (spilling `ahead`)
+  // An exception leaving a filter (none should: see `process`) cancels the pipeline, which then
+  // drops tickets it holds; a later ticket of the same stream must not wait for them.
+  tbb::task_group_context pipeline_context;
+  reader_options.cancelled = [&pipeline_context] {
+    return pipeline_context.is_group_execution_cancelled();
+  };
   // Inputs read ahead wait in scratch files: where none can be made (an unwritable $TMPDIR for
   // stdout), nothing is read ahead, as before there was any reading ahead. (Two threads never
   // read ahead anyway: a thread asks for work only when it holds none unfilled, so the current
@@ -490,7 +497,7 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
     return absl::OkStatus();
   };
   auto write = [&](std::unique_ptr<Chunk>& chunk) {
-    if (!failure.ok() || stopped.load()) return;
+    if (!failure.ok() || stopped.load() || out_of_memory.load()) return;
     const size_t input = chunk->input;
     // A chunk not read ahead: every input before its own is done.
     if (!chunk->ticket.ahead && input > current) failure = advance(input);
@@ -586,7 +593,8 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
                   }
                   chunk->Reset();
                   pool.push(std::move(chunk));
-                }));
+                }),
+        pipeline_context);
   });
   if (failure.ok() && out_of_memory.load()) {
     failure = absl::ResourceExhaustedError("out of memory encoding the corpus");
