@@ -9,6 +9,7 @@
 #endif
 
 #include "commands.h"
+#include "common/file_util.h"
 
 namespace {
 
@@ -58,6 +59,9 @@ void TuneMalloc() {
 
 int main(int argc, char** argv) {
   TuneMalloc();
+  // Reading many compressed inputs ahead on many threads needs files open beyond a soft
+  // limit of 1024 (encode_corpus.h).
+  tokenmill::RaiseOpenFileLimit();
   if (argc < 2) {
     PrintUsage(stderr);
     return tokenmill::cli::kExitUsage;

@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -502,6 +504,35 @@ absl::Status ScratchFile::Read(uint64_t offset, size_t n, char* out) const {
     got += static_cast<size_t>(r);
   }
   return absl::OkStatus();
+}
+
+void RaiseOpenFileLimit() {
+  rlimit limit;
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  rlim_t want = limit.rlim_max;
+  if (want == RLIM_INFINITY) {
+    // The kernel refuses more than fs.nr_open.
+    want = rlim_t{1} << 20;
+    std::ifstream nr_open("/proc/sys/fs/nr_open");
+    unsigned long long n = 0;
+    if (nr_open >> n && n > 0) want = static_cast<rlim_t>(n);
+  }
+  if (want <= limit.rlim_cur) return;
+  limit.rlim_cur = want;
+  setrlimit(RLIMIT_NOFILE, &limit);  // (keeps the old limit when refused)
+}
+
+size_t SpareDescriptors() {
+  rlimit limit;
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return SIZE_MAX;
+  size_t open = 0;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    ++open;
+  }
+  if (ec || open == 0) open = 64;  // no /proc: a guess
+  return limit.rlim_cur > open ? static_cast<size_t>(limit.rlim_cur) - open : 0;
 }
 
 std::string ScratchFolderFor(const std::string& output) {

@@ -136,6 +136,13 @@ class ScratchFile {
   uint64_t size_ = 0;
 };
 
+// Open files. RaiseOpenFileLimit sets the soft limit to the hard one (the command-line tool
+// does at start; the library leaves the process's limits alone). SpareDescriptors is how many
+// more files this process may have open now: the soft limit less those open (SIZE_MAX when
+// there is no limit).
+void RaiseOpenFileLimit();
+size_t SpareDescriptors();
+
 // Where a run writing `output` keeps scratch files: the output's folder (its file system is the
 // one the output must fit on), or for stdout and devices $TMPDIR (else /tmp).
 std::string ScratchFolderFor(const std::string& output);

@@ -175,8 +175,15 @@ absl::StatusOr<EncodeCorpusResult> EncodeCorpus(const Encoder& encoder,
   // read ahead anyway: a thread asks for work only when it holds none unfilled, so the current
   // stream never has two tickets unfilled when one is asked for.)
   const std::string scratch_folder = ScratchFolderFor(options.output.empty() ? "-" : options.output);
+  // Reading ahead holds up to 6 files open per thread: a stream, the scratch files of the
+  // inputs read ahead (2) and of the batches in flight (2), and a shard being read. Where the
+  // limit on open files does not allow that (a soft limit of 1024 and over 160 threads; the
+  // command-line tool raises it to the hard limit), nothing is read ahead either.
+  constexpr size_t kFilesPerThread = 6, kOtherFiles = 32;
   reader_options.read_ahead =
-      threads > 2 && plan.inputs.size() > 1 && ScratchFile::Create(scratch_folder).ok();
+      threads > 2 && plan.inputs.size() > 1 &&
+      SpareDescriptors() >= kFilesPerThread * static_cast<size_t>(threads) + kOtherFiles &&
+      ScratchFile::Create(scratch_folder).ok();
   BatchReader reader(plan.inputs, std::move(rules), reader_options);
   const bool file_mode = corpus.doc_mode == "file";
   const TokenFileFormat format = options.format;
