@@ -4,13 +4,14 @@
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_pipeline.h>
-#include <tbb/task_group.h>
 #include <tbb/task_arena.h>
+#include <tbb/task_group.h>
 
 #include <atomic>
 #include <bit>
 #include <map>
 #include <memory>
+#include <new>
 
 #include "common/file_util.h"
 #include "common/option_error.h"
