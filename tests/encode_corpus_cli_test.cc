@@ -1630,6 +1630,15 @@ custom('wrap32.npy', "{'descr': '<u4', 'fortran_order': False, 'shape': (4611686
   EXPECT_THAT(top.out, HasSubstr("all below 4294967296"));
 }
 
+// Runs the CLI with `args` under bash's `ulimit LIMIT`, killed after 60 s (exit 137), so that
+// a hang fails the test instead of stalling it.
+CliResult RunCliUnderUlimit(const std::string& limit, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"-s", "KILL", "60", "/bin/bash", "-c",
+                                   "ulimit " + limit + " && exec \"$@\"", "bash", TOKENMILL_CLI_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunProgram("/usr/bin/timeout", argv);
+}
+
 // A line of gigabytes that memory cannot hold (here: the process limited to 1 GiB of address
 // space), or one whose ids it cannot hold, is an error naming the input, with no output left,
 // at any thread count: not a hang (two threads reading one stream: the second waited forever
@@ -1666,12 +1675,9 @@ TEST(EncodeCorpusCli, ALineMemoryCannotHoldIsAnErrorNotAHang) {
     for (const char* threads : {"1", "2"}) {
       SCOPED_TRACE(input + ", " + threads + " threads");
       const std::string out = dir.File("out.u32");
-      // timeout: a hang fails the test (killed: 137) instead of stalling it.
-      CliResult r = RunProgram("/usr/bin/timeout",
-                               {"-s", "KILL", "60", "/bin/bash", "-c", "ulimit -v 1048576 && exec \"$@\"", "bash",
-                                TOKENMILL_CLI_PATH, "encode", "--tokenizer", kGpt2, "--output", out,
-                                "--output-format", "u32", "--threads", threads, "--progress",
-                                "none", small, input});
+      CliResult r = RunCliUnderUlimit("-v 1048576",
+                                      {"encode", "--tokenizer", kGpt2, "--output", out, "--output-format",
+                                       "u32", "--threads", threads, "--progress", "none", small, input});
       EXPECT_EQ(r.exit_code, 1) << r.err;
       if (input == encoded_oom) {
         EXPECT_THAT(r.err, HasSubstr("out of memory encoding '" + input + "' from byte 0"));
@@ -1713,13 +1719,11 @@ TEST(EncodeCorpusCli, FewOpenFilesAllowedStillEncodeManyCompressedInputs) {
   ASSERT_FALSE(expected.empty());
   for (const char* limit : {"-Sn 48", "-n 48"}) {
     SCOPED_TRACE(limit);
-    std::vector<std::string> many = {"-c", std::string("ulimit ") + limit + " && exec \"$@\"", "bash",
-                                     TOKENMILL_CLI_PATH};
-    many.insert(many.end(), args.begin(), args.end());
+    std::vector<std::string> many = args;
     many.push_back(dir.File("many.u32"));
     many.insert(many.end(), {"--threads", "64"});
     many.insert(many.end(), inputs.begin(), inputs.end());
-    CliResult r = RunProgram("/bin/bash", many);
+    CliResult r = RunCliUnderUlimit(limit, many);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(ReadAll(dir.File("many.u32")) == expected);
     std::filesystem::remove(dir.File("many.u32"));

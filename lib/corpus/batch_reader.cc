@@ -243,12 +243,12 @@ bool BatchReader::GiveAhead(size_t current, Ticket* ticket) {
 class BatchReader::StreamTurn {
  public:
   StreamTurn(const BatchReader& reader, Stream& stream, const Ticket& ticket)
-      : reader_(reader), stream_(stream), ticket_(ticket), lock_(stream.mu, std::defer_lock) {}
+      : reader_(reader), stream_(stream), seq_(ticket.seq), lock_(stream.mu, std::defer_lock) {}
   // Waits for the turn; false when the reader's `cancelled` said to stop waiting first.
   bool Take() {
     lock_.lock();
     if (reader_.options_.in_input_order) {
-      while (stream_.filled_seq != ticket_.seq) {
+      while (stream_.filled_seq != seq_) {
         if (reader_.options_.cancelled && reader_.options_.cancelled()) return false;
         stream_.turn.wait_for(lock_, std::chrono::milliseconds(50));
       }
@@ -266,7 +266,7 @@ class BatchReader::StreamTurn {
  private:
   const BatchReader& reader_;
   Stream& stream_;
-  const Ticket& ticket_;
+  const uint64_t seq_;
   std::unique_lock<std::mutex> lock_;
   bool held_ = false;
 };
