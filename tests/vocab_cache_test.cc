@@ -132,11 +132,20 @@ uint64_t Varint(const std::string& b, size_t& at) {
 }
 
 // Where an entry's payload starts: after its header (magic 8, format 4, key 32, size 8, the
-// payload's CRC-64 8) and its inputs (a count, then each one's length and bytes).
+// payload's CRC-64 8), its inputs (a count, then each one's length and bytes) and zero bytes
+// to a multiple of 64.
 size_t PayloadAt(const std::string& entry) {
   size_t at = 60;
   for (uint64_t inputs = Varint(entry, at); inputs > 0; --inputs) at += Varint(entry, at);
-  return at;
+  return (at + 63) / 64 * 64;
+}
+
+// The count of an aligned array (binary_io.h's WriteAlignedArray) at `at`, moving `at` past
+// the count and the zero bytes after it to the items.
+uint64_t AlignedCount(const std::string& b, size_t& at) {
+  const uint64_t count = Varint(b, at);
+  at += 1 + static_cast<uint8_t>(b.at(at));
+  return count;
 }
 
 // The payload's CRC-64 in an entry's header made right again after an edit of the payload.
@@ -169,26 +178,30 @@ Layout LayoutOf(const std::string& entry) {
   uint64_t blob;
   std::memcpy(&blob, entry.data() + at + 8 * (tokens - 1), 8);
   at += 8 * tokens + blob;
+  at += 1 + static_cast<uint8_t>(entry.at(at));  // zero bytes to a multiple of 64
+  EXPECT_EQ(at % 64, 0u);
   l.mask_at = at;
   for (int i = 0; i < 4; ++i) Varint(entry, at);  // mask, size, longest, distinct
-  l.slot_count = Varint(entry, at);
+  l.slot_count = AlignedCount(entry, at);
   l.slots_at = at;
   at += 24 * l.slot_count;
-  at += 8 * Varint(entry, at);  // the filter
+  at += 8 * AlignedCount(entry, at);  // the filter
   l.long_keys_size = Varint(entry, at);
   l.long_keys_at = at;
   at += l.long_keys_size;
   EXPECT_EQ(Varint(entry, at), 1u);  // byte pairs
-  EXPECT_EQ(Varint(entry, at), 65536u);
+  EXPECT_EQ(AlignedCount(entry, at), 65536u);
   l.pairs_at = at;
   at += 8 * 65536;
   EXPECT_EQ(Varint(entry, at), 1u);  // segments
   EXPECT_EQ(Varint(entry, at), 1u);  // built
-  at += 8 * Varint(entry, at);       // unsafe windows
-  at += 8 * Varint(entry, at);       // their summary
-  EXPECT_EQ(Varint(entry, at), 65536u);
+  at += 8 * AlignedCount(entry, at);  // unsafe windows
+  at += 8 * AlignedCount(entry, at);  // their summary
+  EXPECT_EQ(AlignedCount(entry, at), 65536u);
   l.chars_at = at;
   EXPECT_EQ(at + 8 * 65536, entry.size());
+  // The tables at multiples of their alignment in the file, to be used where they lie.
+  for (size_t table_at : {l.slots_at, l.pairs_at, l.chars_at}) EXPECT_EQ(table_at % 8, 0u);
   return l;
 }
 
@@ -548,12 +561,13 @@ TEST(VocabCache, AnEntryOfOtherInputsUnderTheSameNameIsNotUsed) {
   EXPECT_FALSE(cache.Find(mine).has_value());
   ASSERT_TRUE(cache.Find(theirs).has_value());
   EXPECT_EQ(cache.Find(theirs)->view(), "their tables");
-  // The same entry with its inputs made mine (its size made right; the CRC is the payload's)
-  // is read: only the inputs kept it out.
+  // The same entry with its inputs made mine (the payload moved to the next multiple of 64
+  // and the size made right; the CRC is the payload's) is read: only the inputs kept it out.
   const size_t at = entry.find("a file made to collide");
   ASSERT_NE(at, std::string::npos);
-  std::string same = entry.substr(0, at - 1) + static_cast<char>(8) + "my ranks" +
-                     entry.substr(at + std::strlen("a file made to collide"));
+  std::string same = entry.substr(0, at - 1) + static_cast<char>(8) + "my ranks";
+  same.append((64 - same.size() % 64) % 64, '\0');
+  same += entry.substr(PayloadAt(entry));
   const uint64_t size = same.size() - 60;
   for (int i = 0; i < 8; ++i) same[8 + 4 + 32 + i] = static_cast<char>(size >> (8 * i) & 0xFF);
   WriteAll(path, same);

@@ -9,10 +9,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
+
+#include "common/shared_array.h"
 
 namespace tokenmill {
 
@@ -39,6 +43,8 @@ class BinaryWriter {
   void Fixed32(uint32_t value);
   void Fixed64(uint64_t value);
   void Raw(std::string_view bytes) { out_->append(bytes); }
+  // The bytes written to the string so far (with what it held before).
+  size_t size() const { return out_->size(); }
 
  private:
   std::string* out_;
@@ -83,6 +89,45 @@ bool ReadArray(BinaryReader& in, size_t count, T* dst) {
     return false;
   }
   if (count > 0) std::memcpy(static_cast<void*>(dst), bytes.data(), bytes.size());
+  return true;
+}
+
+// WriteArray's array with its items at a multiple of alignof(T) from the start of the writer's
+// string: a varint count, a byte giving the number of zero bytes that follow (below
+// alignof(T)), those bytes, then the items. Bytes that start at such an address hold the items
+// ready to use where they lie (ReadAlignedArray).
+template <typename T>
+void WriteAlignedArray(BinaryWriter& out, std::span<const T> items) {
+  static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= 128);
+  out.Varint(items.size());
+  const size_t pad = (alignof(T) - (out.size() + 1) % alignof(T)) % alignof(T);
+  out.Raw(std::string(1, static_cast<char>(pad)));
+  out.Raw(std::string(pad, '\0'));
+  out.Raw(std::string_view(reinterpret_cast<const char*>(items.data()), items.size_bytes()));
+}
+
+// WriteAlignedArray's array of exactly `count` items: used where it lies, kept alive by
+// `owner`, when there is an owner (the bytes `in` reads must then be `owner`'s) and the items
+// are aligned; otherwise copied. False when the count differs or the bytes are short.
+template <typename T>
+bool ReadAlignedArray(BinaryReader& in, size_t count, const std::shared_ptr<const void>& owner,
+                      SharedArray<T>* out) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  uint64_t n;
+  std::string_view pad, skipped, bytes;
+  if (!in.Varint(&n) || n != count || !in.Raw(1, &pad) ||
+      static_cast<unsigned char>(pad[0]) >= alignof(T) ||
+      !in.Raw(static_cast<unsigned char>(pad[0]), &skipped) ||
+      count > in.remaining() / sizeof(T) || !in.Raw(count * sizeof(T), &bytes)) {
+    return false;
+  }
+  if (owner != nullptr && reinterpret_cast<uintptr_t>(bytes.data()) % alignof(T) == 0) {
+    *out = SharedArray<T>(owner, reinterpret_cast<const T*>(bytes.data()), count);
+  } else {
+    std::vector<T> items(count);
+    if (count > 0) std::memcpy(static_cast<void*>(items.data()), bytes.data(), bytes.size());
+    *out = SharedArray<T>(std::move(items));
+  }
   return true;
 }
 

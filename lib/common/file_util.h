@@ -36,6 +36,8 @@ class SharedBytes {
   size_t size() const { return bytes_.size(); }
   bool empty() const { return bytes_.empty(); }
   SharedBytes Sub(size_t offset, size_t size) const { return {owner_, bytes_.substr(offset, size)}; }
+  // What keeps the bytes valid, for an object made of them to share (SharedArray).
+  const std::shared_ptr<const void>& owner() const { return owner_; }
 
  private:
   std::shared_ptr<const void> owner_;

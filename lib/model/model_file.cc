@@ -198,6 +198,9 @@ std::string TableOptions(const EncoderOptions& options) {
                 options.long_piece);
 }
 
+// Where a cache entry's payload starts in its file (VocabCache): a multiple of this.
+constexpr size_t kPayloadAlignment = VocabCache::kPayloadAlignment;
+
 // A cache entry's payload: the model's tokens (a count, their end offsets, their bytes), then
 // the piece encoder's tables (BpeEncoder::AppendTables).
 std::string TokensRecord(const std::vector<std::string>& tokens) {
@@ -207,8 +210,13 @@ std::string TokensRecord(const std::vector<std::string>& tokens) {
   std::string record;
   BinaryWriter w(&record);
   WriteArray(w, std::span<const uint64_t>(ends));
-  record.reserve(record.size() + end);
+  record.reserve(record.size() + end + kPayloadAlignment);
   for (const std::string& token : tokens) w.Raw(token);
+  // Zero bytes to a multiple of kPayloadAlignment, their count in a byte before them: the
+  // tables that follow start aligned, to be used where they lie (BpeEncoder::ReadTables).
+  const size_t pad = (kPayloadAlignment - (record.size() + 1) % kPayloadAlignment) % kPayloadAlignment;
+  w.Raw(std::string(1, static_cast<char>(pad)));
+  w.Raw(std::string(pad, '\0'));
   return record;
 }
 
@@ -237,12 +245,17 @@ std::optional<TokensView> ViewTokensRecord(BinaryReader& in) {
   for (size_t id = 1; id < count; ++id) {
     if (view.end(id) < view.end(id - 1)) return std::nullopt;
   }
-  if (!in.Raw(count == 0 ? 0 : view.end(count - 1), &view.bytes)) return std::nullopt;
+  std::string_view pad, skipped;
+  if (!in.Raw(count == 0 ? 0 : view.end(count - 1), &view.bytes) || !in.Raw(1, &pad) ||
+      static_cast<unsigned char>(pad[0]) >= kPayloadAlignment ||
+      !in.Raw(static_cast<unsigned char>(pad[0]), &skipped)) {
+    return std::nullopt;
+  }
   return view;
 }
 
 // The encoder of a cache entry's payload; an error when the payload is not one for these files.
-absl::StatusOr<std::unique_ptr<Encoder>> EncoderFromCache(std::string_view payload,
+absl::StatusOr<std::unique_ptr<Encoder>> EncoderFromCache(const SharedBytes& payload,
                                                           const TiktokenFiles& files,
                                                           const EncoderOptions& options) {
   BinaryReader in(payload);
@@ -264,8 +277,9 @@ absl::StatusOr<std::unique_ptr<Encoder>> EncoderFromCache(std::string_view paylo
                           });
       },
       [&] {
-        tables = BpeEncoder::ReadTables(payload.substr(in.offset()), view->count,
-                                        /*rank_merges_implied=*/true, options);
+        // Used where they lie in the mapped entry (no fresh memory), which the encoder keeps.
+        tables = BpeEncoder::ReadTables(payload.view().substr(in.offset()), payload.owner(),
+                                        view->count, /*rank_merges_implied=*/true, options);
       });
   if (!tables.ok()) return tables.status();
   TM_ASSIGN_OR_RETURN(BpeModel model, TiktokenModelOf(std::move(tokens), files.sidecar.view(),

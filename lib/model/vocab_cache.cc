@@ -29,7 +29,8 @@ namespace tokenmill {
 namespace {
 
 constexpr std::string_view kMagic = "TMVCACHE";
-constexpr uint32_t kFormat = 3;  // 2: the inputs in the entry; 3: the CRC of the payload alone
+// 2: the inputs in the entry; 3: the CRC of the payload alone; 4: the payload aligned
+constexpr uint32_t kFormat = 4;
 constexpr std::string_view kSuffix = ".tmvocab";
 constexpr size_t kKeyChars = 32;  // two CRC-64s in hex
 // magic, format, key, the size of the rest (the inputs, the payload), the payload's CRC-64
@@ -217,6 +218,13 @@ std::optional<SharedBytes> VocabCache::Find(std::span<const std::string_view> in
     std::string_view bytes;
     if (!stored.Bytes(&bytes) || bytes != input) return std::nullopt;
   }
+  // Zero bytes, then the payload at a multiple of kPayloadAlignment in the file.
+  const size_t start = in.offset() + stored.offset();
+  const size_t pad = (kPayloadAlignment - start % kPayloadAlignment) % kPayloadAlignment;
+  std::string_view zeros;
+  if (!stored.Raw(pad, &zeros) || zeros.find_first_not_of('\0') != std::string_view::npos) {
+    return std::nullopt;
+  }
   SharedBytes payload = rest.Sub(stored.offset(), stored.remaining());
   if (Crc(0, payload.view()) != crc) return std::nullopt;
   utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // used now (for the least-recently-used rule)
@@ -235,7 +243,9 @@ absl::Status VocabCache::Store(std::span<const std::string_view> inputs,
     return absl::FailedPreconditionError(
         StrCat(folder_, " is not a folder of this user's that only this user may write"));
   }
-  const std::string inputs_record = InputsRecord(inputs);
+  std::string inputs_record = InputsRecord(inputs);
+  const size_t start = kHeaderBytes + inputs_record.size();
+  inputs_record.append((kPayloadAlignment - start % kPayloadAlignment) % kPayloadAlignment, '\0');
   uint64_t size = inputs_record.size(), crc = 0;
   for (std::string_view piece : payload) {
     size += piece.size();

@@ -13,7 +13,10 @@
 // against a file made to collide (a downloaded vocabulary could be made to share
 // o200k_base's name), so an entry also holds those inputs themselves, and Find compares them
 // byte for byte (o200k_base: 3.6 MB, well under a millisecond). An entry is a header (magic,
-// format, the name, the size of the rest, the payload's CRC-64), the inputs, then the payload.
+// format, the name, the size of the rest, the payload's CRC-64), the inputs, zero bytes up to
+// a multiple of kPayloadAlignment from the file's start, then the payload: mapped, its tables
+// can be used where they lie (the encoder keeps the mapping; entries are replaced by rename,
+// never rewritten in place).
 // An entry that fails a check is ignored (and replaced by the next store). Entries are written to a temporary file and
 // renamed, so processes sharing the folder see a whole entry or none; not fsynced (a torn
 // entry fails its CRC). At most kMaxEntries are kept: storing removes the least recently
@@ -42,6 +45,8 @@ namespace tokenmill {
 class VocabCache {
  public:
   static constexpr size_t kMaxEntries = 16;
+  // Where the payload starts in an entry's file: a multiple of this many bytes.
+  static constexpr size_t kPayloadAlignment = 64;
 
   // The cache the environment names (above); none when it is turned off, no folder can be
   // named, or this build has no build id.

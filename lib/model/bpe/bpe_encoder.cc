@@ -42,9 +42,10 @@ BpeEncoder::BpeEncoder(const BpeModel& model, const EncoderOptions& options,
                          },
                          [&] {
                            if (model_.rank_merges_implied) {
-                             rank_byte_pairs_ = prebuilt.rank_byte_pairs
-                                                    ? *std::move(prebuilt.rank_byte_pairs)
-                                                    : RankBytePairs(model_.tokens, is_special);
+                             rank_byte_pairs_ =
+                                 prebuilt.rank_byte_pairs
+                                     ? *std::move(prebuilt.rank_byte_pairs)
+                                     : SharedArray<PairMerge>(RankBytePairs(model_.tokens, is_special));
                            } else {
                              pair_table_.Build(model_.merges, model_.priority);
                            }
@@ -117,28 +118,30 @@ absl::StatusOr<std::unique_ptr<BpeEncoder>> BpeEncoder::Create(const BpeModel& m
       new BpeEncoder(model, options, is_special, std::move(tables)));
 }
 
-absl::StatusOr<BpeEncoder::Tables> BpeEncoder::ReadTables(std::string_view bytes, size_t id_bound,
-                                                          bool rank_merges_implied,
+absl::StatusOr<BpeEncoder::Tables> BpeEncoder::ReadTables(std::string_view bytes,
+                                                          const std::shared_ptr<const void>& owner,
+                                                          size_t id_bound, bool rank_merges_implied,
                                                           const EncoderOptions& options) {
   auto refused = [] { return absl::InvalidArgumentError("not this model's encoder tables"); };
   BinaryReader in(bytes);
   Tables tables;
   uint64_t has_byte_pairs, has_segments;
-  if (!tables.tokens.emplace().ReadFrom(in, id_bound) || !in.Varint(&has_byte_pairs) ||
+  if (!tables.tokens.emplace().ReadFrom(in, id_bound, owner) || !in.Varint(&has_byte_pairs) ||
       has_byte_pairs != (rank_merges_implied ? 1 : 0)) {
     return refused();
   }
   if (has_byte_pairs == 1) {
-    std::vector<PairMerge>& pairs = tables.rank_byte_pairs.emplace(size_t{1} << 16);
-    if (!ReadArray(in, pairs.size(), pairs.data())) return refused();
-    for (const PairMerge& p : pairs) {
+    SharedArray<PairMerge>& pairs = tables.rank_byte_pairs.emplace();
+    if (!ReadAlignedArray(in, size_t{1} << 16, owner, &pairs)) return refused();
+    for (const PairMerge& p : pairs.span()) {
       if (p.priority != PairTable::kNone && (p.priority >= id_bound || p.result != p.priority)) {
         return refused();
       }
     }
   }
   if (!in.Varint(&has_segments) || has_segments != (options.split_pieces ? 1 : 0) ||
-      (has_segments == 1 && !tables.segments.emplace().ReadFrom(in, id_bound)) || !in.done()) {
+      (has_segments == 1 && !tables.segments.emplace().ReadFrom(in, id_bound, owner)) ||
+      !in.done()) {
     return refused();
   }
   return tables;
@@ -147,7 +150,7 @@ absl::StatusOr<BpeEncoder::Tables> BpeEncoder::ReadTables(std::string_view bytes
 void BpeEncoder::AppendTables(BinaryWriter& out) const {
   token_table_.AppendTo(out);
   out.Varint(model_.rank_merges_implied);
-  if (model_.rank_merges_implied) WriteArray(out, std::span<const PairMerge>(rank_byte_pairs_));
+  if (model_.rank_merges_implied) WriteAlignedArray(out, rank_byte_pairs_.span());
   out.Varint(options_.split_pieces);
   if (options_.split_pieces) segments_.AppendTo(out);
 }

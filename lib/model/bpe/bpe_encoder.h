@@ -47,7 +47,7 @@ class BpeEncoder : public PieceEncoder {
   // The tables the encoder makes at start-up, made elsewhere; each one absent is built.
   struct Tables {
     std::optional<TokenTable> tokens;  // TokenTable::Build(model.tokens, SpecialIds(model))
-    std::optional<std::vector<PairMerge>> rank_byte_pairs;  // with rank_merges_implied
+    std::optional<SharedArray<PairMerge>> rank_byte_pairs;  // with rank_merges_implied
     std::optional<CharSegments> segments;                   // with options.split_pieces
   };
   // The same, with the tables given (ReadTables'). Fails when the token table's count is not
@@ -59,10 +59,13 @@ class BpeEncoder : public PieceEncoder {
   // (model/vocab_cache.h), and read back, by the same build only (they are its memory
   // layout), for a model of `id_bound` ids with `rank_merges_implied` and these options: every
   // table then given. ReadTables does not need the model, so it may run while the model's
-  // tokens are made; it fails when the bytes are not such tables.
+  // tokens are made; it fails when the bytes are not such tables. With an `owner` that holds
+  // `bytes` (a mapped cache entry), the large tables are used where they lie instead of copied.
   void AppendTables(BinaryWriter& out) const;
-  static absl::StatusOr<Tables> ReadTables(std::string_view bytes, size_t id_bound,
-                                           bool rank_merges_implied, const EncoderOptions& options);
+  static absl::StatusOr<Tables> ReadTables(std::string_view bytes,
+                                           const std::shared_ptr<const void>& owner,
+                                           size_t id_bound, bool rank_merges_implied,
+                                           const EncoderOptions& options);
 
   void EncodeText(std::string_view text, const PreTokenizer& pretokenizer,
                   std::vector<TokenId>& out) const override;
@@ -94,7 +97,7 @@ class BpeEncoder : public PieceEncoder {
   TokenTable token_table_;
   PairTable pair_table_;  // empty with rank_merges_implied, which uses these two instead
   RankPairs rank_pairs_;
-  std::vector<PairMerge> rank_byte_pairs_;  // RankBytePairs: the first lookups of a piece
+  SharedArray<PairMerge> rank_byte_pairs_;  // RankBytePairs: the first lookups of a piece
   TokenId byte_token_[256];
   PieceBpe bpe_;
   CharSegments segments_;

@@ -10,11 +10,12 @@ bool IsContinuation(unsigned b) { return (b & 0xC0) == 0x80; }
 
 }  // namespace
 
-void CharSegments::Mark(unsigned a1, unsigned a2, unsigned b0, unsigned b1) {
+void CharSegments::Mark(unsigned a1, unsigned a2, unsigned b0, unsigned b1,
+                        std::vector<uint64_t>& unsafe, std::vector<uint64_t>& summary) {
   uint32_t key = WindowKey(a1, a2, b0, b1);
-  unsafe_[key >> 6] |= uint64_t{1} << (key & 63);
-  uint32_t summary = key & 0xFFFF;
-  unsafe_summary_[summary >> 6] |= uint64_t{1} << (summary & 63);
+  unsafe[key >> 6] |= uint64_t{1} << (key & 63);
+  uint32_t window = key & 0xFFFF;
+  summary[window >> 6] |= uint64_t{1} << (window & 63);
 }
 
 void CharSegments::Build(const std::vector<std::string>& tokens, const PieceBpe& bpe) {
@@ -24,8 +25,7 @@ void CharSegments::Build(const std::vector<std::string>& tokens, const PieceBpe&
 
 void CharSegments::MarkBoundaries(const std::vector<std::string>& tokens) {
   if (TooManyIds(tokens.size())) return;
-  unsafe_.assign((size_t{1} << 22) / 64, 0);
-  unsafe_summary_.assign((size_t{1} << 16) / 64, 0);
+  std::vector<uint64_t> unsafe((size_t{1} << 22) / 64, 0), summary((size_t{1} << 16) / 64, 0);
   // A token matching the text across a boundary a1 a2 | b0 b1 has a cut where b0 (e0..ef)
   // follows a2 (a continuation byte); the bytes it has beyond the cut must equal the text's,
   // and where it ends sooner the text's byte may be any continuation byte.
@@ -39,18 +39,22 @@ void CharSegments::MarkBoundaries(const std::vector<std::string>& tokens) {
       unsigned a1_first = cut >= 2 ? t[cut - 2] : 0x80, a1_last = cut >= 2 ? t[cut - 2] : 0xBF;
       unsigned b1_first = cut + 1 < n ? t[cut + 1] : 0x80, b1_last = cut + 1 < n ? t[cut + 1] : 0xBF;
       for (unsigned a1 = a1_first; a1 <= a1_last; ++a1) {
-        for (unsigned b1 = b1_first; b1 <= b1_last; ++b1) Mark(a1, t[cut - 1], t[cut], b1);
+        for (unsigned b1 = b1_first; b1 <= b1_last; ++b1) {
+          Mark(a1, t[cut - 1], t[cut], b1, unsafe, summary);
+        }
       }
     }
   }
+  unsafe_ = SharedArray<uint64_t>(std::move(unsafe));
+  unsafe_summary_ = SharedArray<uint64_t>(std::move(summary));
 }
 
 void CharSegments::EncodeChars(const PieceBpe& bpe, size_t vocab_size) {
   built_ = false;
   if (TooManyIds(vocab_size)) return;
-  chars_.assign(size_t{1} << 16, 0);
+  std::vector<uint64_t> chars(size_t{1} << 16, 0);
   // Each character's BPE on its own (65,536 of them), in parallel.
-  tbb::parallel_for(tbb::blocked_range<uint32_t>(0, static_cast<uint32_t>(chars_.size()), 4096),
+  tbb::parallel_for(tbb::blocked_range<uint32_t>(0, static_cast<uint32_t>(chars.size()), 4096),
                     [&](const tbb::blocked_range<uint32_t>& r) {
                       std::vector<TokenId> ids;
                       for (uint32_t index = r.begin(); index < r.end(); ++index) {
@@ -64,33 +68,34 @@ void CharSegments::EncodeChars(const PieceBpe& bpe, size_t vocab_size) {
                         for (size_t i = 0; i < ids.size(); ++i) {
                           entry |= uint64_t{ids[i]} << (kIdBits * i);
                         }
-                        chars_[index] = entry;
+                        chars[index] = entry;
                       }
                     });
+  chars_ = SharedArray<uint64_t>(std::move(chars));
   built_ = true;
 }
 
 void CharSegments::AppendTo(BinaryWriter& out) const {
   out.Varint(built_);
   if (!built_) return;
-  WriteArray(out, std::span<const uint64_t>(unsafe_));
-  WriteArray(out, std::span<const uint64_t>(unsafe_summary_));
-  WriteArray(out, std::span<const uint64_t>(chars_));
+  WriteAlignedArray(out, unsafe_.span());
+  WriteAlignedArray(out, unsafe_summary_.span());
+  WriteAlignedArray(out, chars_.span());
 }
 
-bool CharSegments::ReadFrom(BinaryReader& in, size_t id_bound) {
+bool CharSegments::ReadFrom(BinaryReader& in, size_t id_bound,
+                            const std::shared_ptr<const void>& owner) {
   *this = CharSegments();
   uint64_t built;
   if (!in.Varint(&built) || built > 1) return false;
   if (built == 0) return true;
-  std::vector<uint64_t> unsafe((size_t{1} << 22) / 64), summary((size_t{1} << 16) / 64),
-      chars(size_t{1} << 16);
-  if (!ReadArray(in, unsafe.size(), unsafe.data()) ||
-      !ReadArray(in, summary.size(), summary.data()) ||
-      !ReadArray(in, chars.size(), chars.data())) {
+  SharedArray<uint64_t> unsafe, summary, chars;
+  if (!ReadAlignedArray(in, (size_t{1} << 22) / 64, owner, &unsafe) ||
+      !ReadAlignedArray(in, (size_t{1} << 16) / 64, owner, &summary) ||
+      !ReadAlignedArray(in, size_t{1} << 16, owner, &chars)) {
     return false;
   }
-  for (uint64_t entry : chars) {  // 1 to 3 ids below id_bound
+  for (uint64_t entry : chars.span()) {  // 1 to 3 ids below id_bound
     const uint64_t count = entry >> 3 * kIdBits;
     if (count < 1 || count > 3) return false;
     for (uint64_t i = 0; i < count; ++i) {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/binary_io.h"
+#include "common/shared_array.h"
 #include "model/bpe/bpe_model.h"
 #include "model/bpe/piece_bpe.h"
 
@@ -45,9 +46,10 @@ class CharSegments {
   void EncodeChars(const PieceBpe& bpe, size_t vocab_size);
   // What Build() made, as bytes for a cache of loaded vocabularies (model/vocab_cache.h), for
   // the same build to read back; ReadFrom is false (and nothing is split) when the bytes are not
-  // such a record of ids below `id_bound`.
+  // such a record of ids below `id_bound`. With an `owner` of the bytes `in` reads, the tables
+  // are used where they lie (ReadAlignedArray).
   void AppendTo(BinaryWriter& out) const;
-  bool ReadFrom(BinaryReader& in, size_t id_bound);
+  bool ReadFrom(BinaryReader& in, size_t id_bound, const std::shared_ptr<const void>& owner = nullptr);
 
   // Whether `b` starts a 3-byte sequence (e0..ef, then two continuation bytes) within [b, end).
   static bool IsThreeByte(const unsigned char* b, const unsigned char* end) {
@@ -159,14 +161,16 @@ class CharSegments {
   static uint32_t WindowKey(unsigned a1, unsigned a2, unsigned b0, unsigned b1) {
     return (a1 & 0x3Fu) << 16 | (a2 & 0x3Fu) << 10 | (b0 & 0x0Fu) << 6 | (b1 & 0x3Fu);
   }
-  void Mark(unsigned a1, unsigned a2, unsigned b0, unsigned b1);
+  // Marks the window in MarkBoundaries' bitsets.
+  static void Mark(unsigned a1, unsigned a2, unsigned b0, unsigned b1, std::vector<uint64_t>& unsafe,
+                   std::vector<uint64_t>& summary);
 
   static bool TooManyIds(size_t vocab_size) { return vocab_size > kIdMask; }
 
   bool built_ = false;  // false: ids too large to pack; nothing is split
-  std::vector<uint64_t> unsafe_;          // 2^22 bits, by WindowKey
-  std::vector<uint64_t> unsafe_summary_;  // 2^16 bits: some window with these (a2, b0, b1)
-  std::vector<uint64_t> chars_;  // 2^16 entries, by (c0 & 0x0f, c1 & 0x3f, c2 & 0x3f)
+  SharedArray<uint64_t> unsafe_;          // 2^22 bits, by WindowKey
+  SharedArray<uint64_t> unsafe_summary_;  // 2^16 bits: some window with these (a2, b0, b1)
+  SharedArray<uint64_t> chars_;  // 2^16 entries, by (c0 & 0x0f, c1 & 0x3f, c2 & 0x3f)
 };
 
 }  // namespace tokenmill

@@ -119,9 +119,9 @@ void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector
   size_t taken_count = 0;
   for (size_t id = 0; id < n; ++id) taken_count += taken(id);
   const size_t capacity = TableSize(taken_count);
-  HugeArray<Slot> values;
+  HugeArray<Slot> slots, values;
   if (reserved_slots_.size() == capacity && reserved_values_.size() >= taken_count) {
-    slots_ = std::exchange(reserved_slots_, HugeArray<Slot>());
+    slots = std::exchange(reserved_slots_, HugeArray<Slot>());
     values = std::exchange(reserved_values_, HugeArray<Slot>());
     hash_tokens();
   } else {
@@ -129,7 +129,7 @@ void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector
     reserved_values_ = HugeArray<Slot>();
     tbb::parallel_invoke(
         [&] {
-          slots_ = HugeArray<Slot>(capacity);  // zeroed: empty slots
+          slots = HugeArray<Slot>(capacity);  // zeroed: empty slots
           values = HugeArray<Slot>(std::max<size_t>(taken_count, 1));
         },
         hash_tokens);
@@ -194,7 +194,7 @@ void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector
   auto home = [&](const Slot& value) { return hash_of(value) & mask_; };
   // The filter's bits of a region's home slots are whole words of their own (16K slots: 2K
   // words), so each region's task sets its own.
-  filter_.assign(std::max<size_t>(1, (capacity << kFilterBitsLog2) / 64), 0);
+  std::vector<uint64_t> filter(std::max<size_t>(1, (capacity << kFilterBitsLog2) / 64), 0);
   // Each region filled by one task; a token whose probe reaches the region's end is placed
   // afterwards, in order, by the whole probe (which may wrap to slot 0).
   std::vector<std::vector<Slot>> left(regions);
@@ -206,11 +206,11 @@ void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector
     // while this one is placed.
     constexpr size_t kAhead = 16;
     for (size_t i = region_start[r]; i < region_start[r + 1]; ++i) {
-      if (i + kAhead < region_start[r + 1]) __builtin_prefetch(&slots_[home(values[i + kAhead])], 1);
+      if (i + kAhead < region_start[r + 1]) __builtin_prefetch(&slots[home(values[i + kAhead])], 1);
       const uint64_t hash = hash_of(values[i]);
       const size_t bit = FilterBit(hash, mask_);
-      filter_[bit >> 6] |= uint64_t{1} << (bit & 63);
-      if (!Place(values[i], hash & mask_, end, distinct)) left[r].push_back(values[i]);
+      filter[bit >> 6] |= uint64_t{1} << (bit & 63);
+      if (!Place(slots.data(), values[i], hash & mask_, end, distinct)) left[r].push_back(values[i]);
     }
     repeats[r] = !distinct;
   });
@@ -218,9 +218,13 @@ void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector
     if (repeats[r]) distinct_ = false;
     for (const Slot& value : left[r]) {
       const size_t start = home(value);
-      if (!Place(value, start, capacity, distinct_)) Place(value, 0, start, distinct_);
+      if (!Place(slots.data(), value, start, capacity, distinct_)) {
+        Place(slots.data(), value, 0, start, distinct_);
+      }
     }
   }
+  slots_ = SharedArray<Slot>::Owning(std::move(slots));
+  filter_ = SharedArray<uint64_t>(std::move(filter));
 }
 
 bool TokenTable::SameKey(const Slot& s, const Slot& value) const {
@@ -230,10 +234,10 @@ bool TokenTable::SameKey(const Slot& s, const Slot& value) const {
                      value.size) == 0;
 }
 
-bool TokenTable::Place(Slot value, size_t slot, size_t end, bool& distinct) {
+bool TokenTable::Place(Slot* slots, Slot value, size_t slot, size_t end, bool& distinct) const {
   // An equal key is in the probe sequence before the first empty slot, if anywhere.
   for (; slot < end; ++slot) {
-    Slot& s = slots_[slot];
+    Slot& s = slots[slot];
     if (s.size == 0) {
       s = value;
       return true;
@@ -248,12 +252,13 @@ void TokenTable::AppendTo(BinaryWriter& out) const {
   out.Varint(size_);
   out.Varint(longest_);
   out.Varint(distinct_);
-  WriteArray(out, std::span<const Slot>(slots_.data(), capacity()));
-  WriteArray(out, std::span<const uint64_t>(filter_));
+  WriteAlignedArray(out, slots_.span());
+  WriteAlignedArray(out, filter_.span());
   out.Bytes(long_keys_);
 }
 
-bool TokenTable::ReadFrom(BinaryReader& in, size_t id_bound) {
+bool TokenTable::ReadFrom(BinaryReader& in, size_t id_bound,
+                          const std::shared_ptr<const void>& owner) {
   *this = TokenTable();
   uint64_t mask, size, longest, distinct;
   std::string_view long_keys;
@@ -263,9 +268,10 @@ bool TokenTable::ReadFrom(BinaryReader& in, size_t id_bound) {
     return false;
   }
   const size_t capacity = mask + 1;
-  HugeArray<Slot> slots(capacity);
-  std::vector<uint64_t> filter((capacity << kFilterBitsLog2) / 64);
-  if (!ReadArray(in, capacity, slots.data()) || !ReadArray(in, filter.size(), filter.data()) ||
+  SharedArray<Slot> slots;
+  SharedArray<uint64_t> filter;
+  if (!ReadAlignedArray(in, capacity, owner, &slots) ||
+      !ReadAlignedArray(in, (capacity << kFilterBitsLog2) / 64, owner, &filter) ||
       !in.Bytes(&long_keys)) {
     return false;
   }

@@ -16,6 +16,7 @@
 
 #include "common/binary_io.h"
 #include "common/huge_array.h"
+#include "common/shared_array.h"
 #include "model/bpe/bpe_model.h"
 #include "model/bpe/byte_hash.h"
 #include "model/bpe/pair_key.h"
@@ -106,8 +107,9 @@ class TokenTable {
   // same build may read them back (they are its memory layout and hash).
   void AppendTo(BinaryWriter& out) const;
   // A table AppendTo wrote, of ids below `id_bound`; false (and an empty table) when the bytes
-  // are not one: sizes that do not fit, an id or long key out of range.
-  bool ReadFrom(BinaryReader& in, size_t id_bound);
+  // are not one: sizes that do not fit, an id or long key out of range. With an `owner` of the
+  // bytes `in` reads, the slots and the filter are used where they lie (ReadAlignedArray).
+  bool ReadFrom(BinaryReader& in, size_t id_bound, const std::shared_ptr<const void>& owner = nullptr);
 
   TokenId Find(std::string_view bytes) const {
     size_t n = bytes.size();
@@ -156,19 +158,24 @@ class TokenTable {
   }
   // Whether slot `s` holds the key of `value` (same size and bytes).
   bool SameKey(const Slot& s, const Slot& value) const;
-  // Places `value` (whose probe starts at `slot`) in the first empty slot before `end`
-  // (exclusive; no wrapping); false when there is none. Marks a repeated key in distinct.
-  bool Place(Slot value, size_t slot, size_t end, bool& distinct);
+  // Places `value` (whose probe starts at `slot`) among `slots` (Build's) in the first empty
+  // slot before `end` (exclusive; no wrapping); false when there is none. Marks a repeated key
+  // in distinct.
+  bool Place(Slot* slots, Slot value, size_t slot, size_t end, bool& distinct) const;
 
-  HugeArray<Slot> slots_{1};  // zeroed: one empty slot until Build
+  static const Slot kNoSlot;
+  static constexpr uint64_t kNoFilter = 0;
+  SharedArray<Slot> slots_{nullptr, &kNoSlot, 1};  // one empty slot until Build or ReadFrom
   HugeArray<Slot> reserved_slots_, reserved_values_;  // Reserve()'s, until Build
-  std::vector<uint64_t> filter_ = std::vector<uint64_t>(1, 0);
+  SharedArray<uint64_t> filter_{nullptr, &kNoFilter, 1};
   size_t mask_ = 0;
   size_t size_ = 0;
   std::string long_keys_;  // the keys over 16 bytes, in id order
   bool distinct_ = true;
   size_t longest_ = 0;
 };
+
+inline const TokenTable::Slot TokenTable::kNoSlot{};
 
 // The merges a tiktoken-style vocabulary implies (rank_merges.h), found by the parts' bytes
 // instead of a table of every split of every token: for a BpeModel whose `rank_merges_implied`
