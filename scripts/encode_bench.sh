@@ -2,9 +2,11 @@
 # Corpus encoding benchmarks (issue 24), every tool in the same run, alternating, on a quiet
 # machine. For each corpus and each of OpenAI's vocabularies (cl100k_base, o200k_base):
 #  - `tokenmill encode --output-format u32 --output F` with --threads 2 and --threads 1: wall time
-#    of the whole process (start to file closed and renamed; a nanosecond clock around the
-#    command), median of RUNS; each writes a new file (the last run's output deleted before the
-#    clock starts), as a corpus's first encode does; and with 2 threads replacing the last
+#    of the whole process (start to file closed and renamed; a microsecond clock around the
+#    command: bash's EPOCHREALTIME, read by the shell itself, so that no process of the clock's
+#    is timed with it, as `date +%s%N` was: about 1.8 ms more on every run), median of RUNS;
+#    each writes a new file (the last run's output deleted before the clock starts), as a
+#    corpus's first encode does; and with 2 threads replacing the last
 #    run's output (of the same size), which costs more: the kernel frees the old file's pages
 #    inside the rename. A `sync` before each timed run: the kernel's writeback of the files
 #    earlier runs wrote (hundreds of MB, due 30 s after they were written) is not charged to a
@@ -38,7 +40,7 @@ while (($# > 0)); do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
     --peer-runs) peer_runs=$2; shift 2 ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     -*) echo "encode_bench.sh: unknown flag $1" >&2; exit 2 ;;
     *) corpora+=("$1"); shift ;;
   esac
@@ -82,10 +84,11 @@ for corpus in "${corpora[@]}"; do
             cache=$TOKENMILL_CACHE_DIR
             [[ $job == o2 ]] && cache=off
             sync  # the runs before: their output's writeback is theirs, not this run's
-            start=$(date +%s%N)
+            start=$EPOCHREALTIME
             TOKENMILL_CACHE_DIR=$cache "$tm" encode --tokenizer "$vocab/$enc.tiktoken" \
               --output-format u32 --output "$work/out.u32" --threads "${job:1}" --progress none "$work/all.txt"
-            echo "scale=4; ($(date +%s%N) - $start) / 1000000000" | bc >> "$work/t_$job" ;;
+            end=$EPOCHREALTIME
+            echo "$end - $start" | bc >> "$work/t_$job" ;;
           tt) sync; node "$root/scripts/peer_encode_batch.cjs" tiktoken "$enc" "$work/all.txt" 1 |
                 $py -c "import json,sys; print(json.loads(sys.stdin.readline())['seconds'])" >> "$work/t_tt" ;;
           hf) sync; node "$root/scripts/peer_encode_batch.cjs" hf "$work/$enc.json" "$work/all.txt" 1 |

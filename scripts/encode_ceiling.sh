@@ -39,7 +39,6 @@ vocab="$root/build/test_vocab/vocab"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
-now() { date +%s%N; }
 encode() {  # THREADS INPUT OUTPUT
   "$tm" encode --tokenizer "$vocab/$enc.tiktoken" --output-format u32 --output "$3" \
     --threads "$1" --progress none "$2"
@@ -64,7 +63,7 @@ for corpus in "${corpora[@]}"; do
       for job in "${jobs[@]}"; do
         rm -f "$work"/*.u32
         sync  # the run before: its output's writeback is its own
-        start=$(now)
+        start=$EPOCHREALTIME  # bash's clock: no process of its own inside the timing
         case $job in
           one) encode 1 "$work/all.txt" "$work/a.u32" ;;
           threads) encode 2 "$work/all.txt" "$work/a.u32" ;;
@@ -73,7 +72,8 @@ for corpus in "${corpora[@]}"; do
           empty1) encode 1 "$work/empty.txt" "$work/a.u32" ;;
           empty2) encode 2 "$work/empty.txt" "$work/a.u32" ;;
         esac
-        echo "scale=4; ($(now) - $start) / 1000000000" | bc >> "$work/t_$job"
+        end=$EPOCHREALTIME
+        echo "$end - $start" | bc >> "$work/t_$job"
       done
     done
     one=$(median < "$work/t_one"); threads=$(median < "$work/t_threads")
