@@ -77,21 +77,6 @@ void WriteArray(BinaryWriter& out, std::span<const T> items) {
   out.Raw(std::string_view(reinterpret_cast<const char*>(items.data()), items.size_bytes()));
 }
 
-// WriteArray's array of exactly `count` items copied to `dst`; false when the count differs or
-// the bytes are short.
-template <typename T>
-bool ReadArray(BinaryReader& in, size_t count, T* dst) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  uint64_t n;
-  std::string_view bytes;
-  if (!in.Varint(&n) || n != count || count > in.remaining() / sizeof(T) ||
-      !in.Raw(count * sizeof(T), &bytes)) {
-    return false;
-  }
-  if (count > 0) std::memcpy(static_cast<void*>(dst), bytes.data(), bytes.size());
-  return true;
-}
-
 // WriteArray's array with its items at a multiple of alignof(T) from the start of the writer's
 // string: a varint count, a byte giving the number of zero bytes that follow (below
 // alignof(T)), those bytes, then the items. Bytes that start at such an address hold the items
