@@ -185,7 +185,9 @@ Layout LayoutOf(const std::string& entry) {
   l.slot_count = AlignedCount(entry, at);
   l.slots_at = at;
   at += 24 * l.slot_count;
-  at += 8 * AlignedCount(entry, at);  // the filter
+  const uint64_t filter_words = AlignedCount(entry, at);
+  EXPECT_EQ(at % 8, 0u);
+  at += 8 * filter_words;  // the filter
   l.long_keys_size = Varint(entry, at);
   l.long_keys_at = at;
   at += l.long_keys_size;
@@ -195,8 +197,11 @@ Layout LayoutOf(const std::string& entry) {
   at += 8 * 65536;
   EXPECT_EQ(Varint(entry, at), 1u);  // segments
   EXPECT_EQ(Varint(entry, at), 1u);  // built
-  at += 8 * AlignedCount(entry, at);  // unsafe windows
-  at += 8 * AlignedCount(entry, at);  // their summary
+  for (const char* table : {"unsafe windows", "their summary"}) {
+    const uint64_t words = AlignedCount(entry, at);
+    EXPECT_EQ(at % 8, 0u) << table;
+    at += 8 * words;
+  }
   EXPECT_EQ(AlignedCount(entry, at), 65536u);
   l.chars_at = at;
   EXPECT_EQ(at + 8 * 65536, entry.size());
@@ -290,6 +295,46 @@ TEST(VocabCache, AnEncoderReadFromTheCacheIsTheFilesEncoder) {
     EXPECT_EQ(lines_cached, lines_files);
     EXPECT_EQ(ends_cached, ends_files);
   }
+}
+
+// Whether this process has `path` mapped (a line of /proc/self/maps names it, "(deleted)" or not).
+bool Mapped(const std::string& path) {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find(" " + path) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(VocabCache, AnEncoderReadFromAnEntryKeepsItMappedAndOutlivesItsRemovalAndReplacement) {
+  // The tables are used where they lie in the mapped entry: the encoder keeps the mapping (and
+  // only it: a load from the files maps nothing), and encodes as before once the entry is
+  // removed, and once another entry is renamed in at its path.
+  TempDir cache, vocab;
+  CacheDir on(cache.path());
+  const std::string ranks = CopyVocab(vocab, "cl100k_base");
+  const std::string text = Sample();
+  std::unique_ptr<Encoder> first = Load(ranks);  // writes the entry, from the files
+  ASSERT_NE(first, nullptr);
+  ASSERT_EQ(Entries(cache.path()).size(), 1u);
+  const std::string entry = Entries(cache.path())[0];
+  EXPECT_FALSE(Mapped(entry));
+  const std::vector<TokenId> expected = EncodeOrDie(*first, text);
+  first.reset();
+  std::unique_ptr<Encoder> cached = Load(ranks);
+  ASSERT_NE(cached, nullptr);
+  EXPECT_TRUE(Mapped(entry));
+  ASSERT_EQ(std::remove(entry.c_str()), 0);
+  EXPECT_EQ(EncodeOrDie(*cached, text), expected);
+  // A new entry renamed in at the same path (the next load finds none and writes one).
+  std::unique_ptr<Encoder> again = Load(ranks);
+  ASSERT_NE(again, nullptr);
+  ASSERT_TRUE(std::filesystem::exists(entry));
+  EXPECT_EQ(EncodeOrDie(*cached, text), expected);
+  EXPECT_EQ(EncodeOrDie(*again, text), expected);
+  cached.reset();
+  again.reset();
+  EXPECT_FALSE(Mapped(entry));
 }
 
 TEST(VocabCache, ALaterLoadReadsTheEntry) {

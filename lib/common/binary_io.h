@@ -83,7 +83,8 @@ void WriteArray(BinaryWriter& out, std::span<const T> items) {
 // ready to use where they lie (ReadAlignedArray).
 template <typename T>
 void WriteAlignedArray(BinaryWriter& out, std::span<const T> items) {
-  static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= 128);
+  // (A vocabulary cache entry's payload is 64-aligned: items aligned more would be copied.)
+  static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= 64);
   out.Varint(items.size());
   const size_t pad = (alignof(T) - (out.size() + 1) % alignof(T)) % alignof(T);
   out.Raw(std::string(1, static_cast<char>(pad)));

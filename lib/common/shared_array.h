@@ -35,6 +35,16 @@ class SharedArray {
   // Items that lie at `data`, kept valid by `owner` (none: they always are).
   SharedArray(std::shared_ptr<const void> owner, const T* data, size_t size)
       : owner_(std::move(owner)), data_(data), size_(size) {}
+  SharedArray(const SharedArray&) = default;
+  SharedArray& operator=(const SharedArray&) = default;
+  // A moved-from array is empty (it no longer keeps its items alive).
+  SharedArray(SharedArray&& other) noexcept { *this = std::move(other); }
+  SharedArray& operator=(SharedArray&& other) noexcept {
+    owner_ = std::move(other.owner_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    return *this;
+  }
 
   const T* data() const { return data_; }
   size_t size() const { return size_; }

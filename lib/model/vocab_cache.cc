@@ -5,9 +5,11 @@
 #include <fcntl.h>
 #include <isa-l/crc64.h>
 #include <link.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -142,6 +144,27 @@ std::string InputsRecord(std::span<const std::string_view> inputs) {
   return record;
 }
 
+// Whether the open file is on a file system shared over a network, where another machine may
+// remove or replace it (the server then drops the file: a page of its mapping read later fails
+// with SIGBUS) and whose pages this machine may have to fetch again at any time.
+bool OnNetworkFileSystem(int fd) {
+  struct statfs fs;
+  if (fstatfs(fd, &fs) != 0) return true;  // unknown: as if it were
+  switch (static_cast<uint64_t>(fs.f_type) & 0xFFFFFFFFu) {
+    case NFS_SUPER_MAGIC:
+    case SMB_SUPER_MAGIC:
+    case CIFS_SUPER_MAGIC:
+    case SMB2_SUPER_MAGIC:
+    case FUSE_SUPER_MAGIC:
+    case V9FS_MAGIC:
+    case CEPH_SUPER_MAGIC:
+    case AFS_SUPER_MAGIC:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 std::optional<VocabCache> VocabCache::FromEnvironment() {
@@ -198,6 +221,7 @@ std::optional<SharedBytes> VocabCache::Find(std::span<const std::string_view> in
       static_cast<uint64_t>(st.st_size) >= kHeaderBytes) {
     mapped = MapDescriptor(fd, static_cast<size_t>(st.st_size));
   }
+  const bool remote = OnNetworkFileSystem(fd);
   close(fd);
   if (!mapped) return std::nullopt;
   BinaryReader in(mapped->view());
@@ -228,6 +252,9 @@ std::optional<SharedBytes> VocabCache::Find(std::span<const std::string_view> in
   SharedBytes payload = rest.Sub(stored.offset(), stored.remaining());
   if (Crc(0, payload.view()) != crc) return std::nullopt;
   utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // used now (for the least-recently-used rule)
+  // The encoder keeps the payload it reads its tables from (used where they lie): a copy of it
+  // where the entry could vanish under the mapping.
+  if (remote) return SharedBytes(std::string(payload.view()));
   return payload;
 }
 

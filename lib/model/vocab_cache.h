@@ -15,8 +15,11 @@
 // byte for byte (o200k_base: 3.6 MB, well under a millisecond). An entry is a header (magic,
 // format, the name, the size of the rest, the payload's CRC-64), the inputs, zero bytes up to
 // a multiple of kPayloadAlignment from the file's start, then the payload: mapped, its tables
-// can be used where they lie (the encoder keeps the mapping; entries are replaced by rename,
-// never rewritten in place).
+// can be used where they lie (the encoder keeps the mapping for its lifetime; entries are
+// replaced by rename and removed by unlink, never rewritten in place, so a mapping stays valid;
+// an entry must not be truncated or edited in place while a process uses it). On a network
+// file system (NFS, SMB, FUSE, 9p, Ceph, AFS), where another machine could remove the file
+// under the mapping, Find returns a copy of the payload instead.
 // An entry that fails a check is ignored (and replaced by the next store). Entries are written to a temporary file and
 // renamed, so processes sharing the folder see a whole entry or none; not fsynced (a torn
 // entry fails its CRC). At most kMaxEntries are kept: storing removes the least recently
