@@ -23,7 +23,9 @@ struct Item {
 
 std::vector<Item> Items(size_t n) {
   std::vector<Item> items(n);
-  for (size_t i = 0; i < n; ++i) items[i] = {i * 0x9E3779B97F4A7C15ull, static_cast<uint32_t>(i), 7u};
+  for (size_t i = 0; i < n; ++i) {
+    items[i] = {i * 0x9E3779B97F4A7C15ull, static_cast<uint32_t>(i), 7u};
+  }
   return items;
 }
 

@@ -214,7 +214,8 @@ std::string TokensRecord(const std::vector<std::string>& tokens) {
   for (const std::string& token : tokens) w.Raw(token);
   // Zero bytes to a multiple of kPayloadAlignment, their count in a byte before them: the
   // tables that follow start aligned, to be used where they lie (BpeEncoder::ReadTables).
-  const size_t pad = (kPayloadAlignment - (record.size() + 1) % kPayloadAlignment) % kPayloadAlignment;
+  const size_t pad =
+      (kPayloadAlignment - (record.size() + 1) % kPayloadAlignment) % kPayloadAlignment;
   w.Raw(std::string(1, static_cast<char>(pad)));
   w.Raw(std::string(pad, '\0'));
   return record;

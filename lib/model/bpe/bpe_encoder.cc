@@ -42,10 +42,10 @@ BpeEncoder::BpeEncoder(const BpeModel& model, const EncoderOptions& options,
                          },
                          [&] {
                            if (model_.rank_merges_implied) {
-                             rank_byte_pairs_ =
-                                 prebuilt.rank_byte_pairs
-                                     ? *std::move(prebuilt.rank_byte_pairs)
-                                     : SharedArray<PairMerge>(RankBytePairs(model_.tokens, is_special));
+                             rank_byte_pairs_ = prebuilt.rank_byte_pairs
+                                                    ? *std::move(prebuilt.rank_byte_pairs)
+                                                    : SharedArray<PairMerge>(
+                                                          RankBytePairs(model_.tokens, is_special));
                            } else {
                              pair_table_.Build(model_.merges, model_.priority);
                            }

@@ -49,7 +49,8 @@ class CharSegments {
   // such a record of ids below `id_bound`. With an `owner` of the bytes `in` reads, the tables
   // are used where they lie (ReadAlignedArray).
   void AppendTo(BinaryWriter& out) const;
-  bool ReadFrom(BinaryReader& in, size_t id_bound, const std::shared_ptr<const void>& owner = nullptr);
+  bool ReadFrom(BinaryReader& in, size_t id_bound,
+                const std::shared_ptr<const void>& owner = nullptr);
 
   // Whether `b` starts a 3-byte sequence (e0..ef, then two continuation bytes) within [b, end).
   static bool IsThreeByte(const unsigned char* b, const unsigned char* end) {
@@ -162,8 +163,8 @@ class CharSegments {
     return (a1 & 0x3Fu) << 16 | (a2 & 0x3Fu) << 10 | (b0 & 0x0Fu) << 6 | (b1 & 0x3Fu);
   }
   // Marks the window in MarkBoundaries' bitsets.
-  static void Mark(unsigned a1, unsigned a2, unsigned b0, unsigned b1, std::vector<uint64_t>& unsafe,
-                   std::vector<uint64_t>& summary);
+  static void Mark(unsigned a1, unsigned a2, unsigned b0, unsigned b1,
+                   std::vector<uint64_t>& unsafe, std::vector<uint64_t>& summary);
 
   static bool TooManyIds(size_t vocab_size) { return vocab_size > kIdMask; }
 

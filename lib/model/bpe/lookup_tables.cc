@@ -210,7 +210,9 @@ void TokenTable::Build(const std::vector<std::string>& tokens, const std::vector
       const uint64_t hash = hash_of(values[i]);
       const size_t bit = FilterBit(hash, mask_);
       filter[bit >> 6] |= uint64_t{1} << (bit & 63);
-      if (!Place(slots.data(), values[i], hash & mask_, end, distinct)) left[r].push_back(values[i]);
+      if (!Place(slots.data(), values[i], hash & mask_, end, distinct)) {
+        left[r].push_back(values[i]);
+      }
     }
     repeats[r] = !distinct;
   });

@@ -109,7 +109,8 @@ class TokenTable {
   // A table AppendTo wrote, of ids below `id_bound`; false (and an empty table) when the bytes
   // are not one: sizes that do not fit, an id or long key out of range. With an `owner` of the
   // bytes `in` reads, the slots and the filter are used where they lie (ReadAlignedArray).
-  bool ReadFrom(BinaryReader& in, size_t id_bound, const std::shared_ptr<const void>& owner = nullptr);
+  bool ReadFrom(BinaryReader& in, size_t id_bound,
+                const std::shared_ptr<const void>& owner = nullptr);
 
   TokenId Find(std::string_view bytes) const {
     size_t n = bytes.size();
