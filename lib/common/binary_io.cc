@@ -42,6 +42,12 @@ bool BinaryReader::Raw(size_t size, std::string_view* bytes) {
   return true;
 }
 
+bool BinaryReader::SkipPad(size_t alignment) {
+  std::string_view count, zeros;
+  return Raw(1, &count) && static_cast<unsigned char>(count[0]) < alignment &&
+         Raw(static_cast<unsigned char>(count[0]), &zeros);
+}
+
 bool BinaryReader::Bytes(std::string_view* bytes) {
   uint64_t size;
   return Varint(&size) && size <= remaining() && Raw(static_cast<size_t>(size), bytes);

@@ -35,6 +35,11 @@ inline char* EncodeVarint(uint64_t value, char* out) {
   return out;
 }
 
+// The zero bytes that bring `offset` to a multiple of `alignment`.
+inline size_t PaddingTo(size_t offset, size_t alignment) {
+  return (alignment - offset % alignment) % alignment;
+}
+
 class BinaryWriter {
  public:
   explicit BinaryWriter(std::string* out) : out_(out) {}
@@ -45,6 +50,13 @@ class BinaryWriter {
   void Raw(std::string_view bytes) { out_->append(bytes); }
   // The bytes written to the string so far (with what it held before).
   size_t size() const { return out_->size(); }
+  // A byte giving the number of zero bytes that follow, then those bytes: what is written next
+  // starts at a multiple of `alignment` (at most 256) from the start of the string.
+  void Pad(size_t alignment) {
+    const size_t pad = PaddingTo(size() + 1, alignment);
+    out_->push_back(static_cast<char>(pad));
+    out_->append(pad, '\0');
+  }
 
  private:
   std::string* out_;
@@ -58,6 +70,9 @@ class BinaryReader {
   bool Fixed32(uint32_t* value);
   bool Fixed64(uint64_t* value);
   bool Raw(size_t size, std::string_view* bytes);
+  // Moves past what BinaryWriter::Pad(alignment) wrote; false when its count is not below
+  // `alignment` or the bytes are short.
+  bool SkipPad(size_t alignment);
 
   size_t offset() const { return offset_; }
   size_t remaining() const { return data_.size() - offset_; }
@@ -86,9 +101,7 @@ void WriteAlignedArray(BinaryWriter& out, std::span<const T> items) {
   // (A vocabulary cache entry's payload is 64-aligned: items aligned more would be copied.)
   static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= 64);
   out.Varint(items.size());
-  const size_t pad = (alignof(T) - (out.size() + 1) % alignof(T)) % alignof(T);
-  out.Raw(std::string(1, static_cast<char>(pad)));
-  out.Raw(std::string(pad, '\0'));
+  out.Pad(alignof(T));
   out.Raw(std::string_view(reinterpret_cast<const char*>(items.data()), items.size_bytes()));
 }
 
@@ -100,10 +113,8 @@ bool ReadAlignedArray(BinaryReader& in, size_t count, const std::shared_ptr<cons
                       SharedArray<T>* out) {
   static_assert(std::is_trivially_copyable_v<T>);
   uint64_t n;
-  std::string_view pad, skipped, bytes;
-  if (!in.Varint(&n) || n != count || !in.Raw(1, &pad) ||
-      static_cast<unsigned char>(pad[0]) >= alignof(T) ||
-      !in.Raw(static_cast<unsigned char>(pad[0]), &skipped) ||
+  std::string_view bytes;
+  if (!in.Varint(&n) || n != count || !in.SkipPad(alignof(T)) ||
       count > in.remaining() / sizeof(T) || !in.Raw(count * sizeof(T), &bytes)) {
     return false;
   }

@@ -212,12 +212,9 @@ std::string TokensRecord(const std::vector<std::string>& tokens) {
   WriteArray(w, std::span<const uint64_t>(ends));
   record.reserve(record.size() + end + kPayloadAlignment);
   for (const std::string& token : tokens) w.Raw(token);
-  // Zero bytes to a multiple of kPayloadAlignment, their count in a byte before them: the
-  // tables that follow start aligned, to be used where they lie (BpeEncoder::ReadTables).
-  const size_t pad =
-      (kPayloadAlignment - (record.size() + 1) % kPayloadAlignment) % kPayloadAlignment;
-  w.Raw(std::string(1, static_cast<char>(pad)));
-  w.Raw(std::string(pad, '\0'));
+  // Zero bytes to a multiple of kPayloadAlignment: the tables that follow start aligned, to be
+  // used where they lie (BpeEncoder::ReadTables).
+  w.Pad(kPayloadAlignment);
   return record;
 }
 
@@ -246,10 +243,8 @@ std::optional<TokensView> ViewTokensRecord(BinaryReader& in) {
   for (size_t id = 1; id < count; ++id) {
     if (view.end(id) < view.end(id - 1)) return std::nullopt;
   }
-  std::string_view pad, skipped;
-  if (!in.Raw(count == 0 ? 0 : view.end(count - 1), &view.bytes) || !in.Raw(1, &pad) ||
-      static_cast<unsigned char>(pad[0]) >= kPayloadAlignment ||
-      !in.Raw(static_cast<unsigned char>(pad[0]), &skipped)) {
+  if (!in.Raw(count == 0 ? 0 : view.end(count - 1), &view.bytes) ||
+      !in.SkipPad(kPayloadAlignment)) {
     return std::nullopt;
   }
   return view;

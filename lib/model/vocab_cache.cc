@@ -244,9 +244,8 @@ std::optional<SharedBytes> VocabCache::Find(std::span<const std::string_view> in
   }
   // Zero bytes, then the payload at a multiple of kPayloadAlignment in the file.
   const size_t start = in.offset() + stored.offset();
-  const size_t pad = (kPayloadAlignment - start % kPayloadAlignment) % kPayloadAlignment;
   std::string_view zeros;
-  if (!stored.Raw(pad, &zeros) || zeros.find_first_not_of('\0') != std::string_view::npos) {
+  if (!stored.Raw(PaddingTo(start, kPayloadAlignment), &zeros) || zeros.find_first_not_of('\0') != std::string_view::npos) {
     return std::nullopt;
   }
   SharedBytes payload = rest.Sub(stored.offset(), stored.remaining());
@@ -272,7 +271,7 @@ absl::Status VocabCache::Store(std::span<const std::string_view> inputs,
   }
   std::string inputs_record = InputsRecord(inputs);
   const size_t start = kHeaderBytes + inputs_record.size();
-  inputs_record.append((kPayloadAlignment - start % kPayloadAlignment) % kPayloadAlignment, '\0');
+  inputs_record.append(PaddingTo(start, kPayloadAlignment), '\0');
   uint64_t size = inputs_record.size(), crc = 0;
   for (std::string_view piece : payload) {
     size += piece.size();
