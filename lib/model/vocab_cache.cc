@@ -245,7 +245,8 @@ std::optional<SharedBytes> VocabCache::Find(std::span<const std::string_view> in
   // Zero bytes, then the payload at a multiple of kPayloadAlignment in the file.
   const size_t start = in.offset() + stored.offset();
   std::string_view zeros;
-  if (!stored.Raw(PaddingTo(start, kPayloadAlignment), &zeros) || zeros.find_first_not_of('\0') != std::string_view::npos) {
+  if (!stored.Raw(PaddingTo(start, kPayloadAlignment), &zeros) ||
+      zeros.find_first_not_of('\0') != std::string_view::npos) {
     return std::nullopt;
   }
   SharedBytes payload = rest.Sub(stored.offset(), stored.remaining());

@@ -14,8 +14,8 @@
 // against 0.64 s) and back to back they gained nothing (0.92-1.08 of the time), at 4-24 MB
 // more peak memory: scripts/allocator_bench.sh, bench/RESULTS.md "Allocator".
 // Nor jemalloc's own metadata (metadata_thp:disabled): on huge pages it zeroed 2 MiB before
-// main and again for each thread's arena, up to 3 ms of an encode's start-up, and held 8-10 MB
-// more at peak, with training no faster (bench/RESULTS.md, 2026-12-07 "run 19").
+// main and again for each thread's arena, up to 3 ms of an encode's start-up, and held 7-12
+// MiB more at peak, with training no faster (bench/RESULTS.md, 2026-12-07 "run 19").
 extern "C" {
 const char* malloc_conf = "thp:never,metadata_thp:disabled";
 }
