@@ -29,8 +29,8 @@ TSAN_TARGETS=(corpus_reader_test count_corpus_test count_documents_test count_wo
               count_file_test train_test encode_bpe_test pretokenize_special_tokens_test
               checkpoint_resume_test train_cli_test training_run_test pretokenize_custom_test
               wordpiece_train_test unigram_train_test model_tiktoken_test encode_corpus_test
-              vocab_cache_test)
-TSAN_FILTER='^((BatchReader|CountCorpus|EncodeCorpus|CountDocuments|WordCounts|CountsFile|TrainBpe|Encoder|SpecialTokens|Resume|Seeds/InterruptedTraining|TrainCli|TrainingRun|CustomPattern|FromTiktoken|FromHfJson|VocabCache)\.|WordPieceTrain\.SameModelWithOneTwoAndFourThreads$|UnigramTrain\.SameModelWithOneTwoAndFourThreadsOnRandomCorpora$)'
+              vocab_cache_test encode_corpus_cli_test)
+TSAN_FILTER='^((BatchReader|CountCorpus|EncodeCorpus|CountDocuments|WordCounts|CountsFile|TrainBpe|Encoder|SpecialTokens|Resume|Seeds/InterruptedTraining|TrainCli|TrainingRun|CustomPattern|FromTiktoken|FromHfJson|VocabCache)\.|WordPieceTrain\.SameModelWithOneTwoAndFourThreads$|UnigramTrain\.SameModelWithOneTwoAndFourThreadsOnRandomCorpora$|EncodeCorpusCli\.InterruptedEncodeLeavesNoFile$)'
 
 if [[ $what == tsan || $what == all ]]; then
   echo "== ThreadSanitizer: parallel stages"

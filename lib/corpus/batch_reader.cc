@@ -82,17 +82,19 @@ struct BatchReader::Stream {
   uint64_t offset = 0;                 // offset of carry's first byte
   uint64_t line = 1;                   // line number of carry's first byte
   uint64_t disk_seen = 0;              // disk bytes accounted to batches so far
-  bool ended = false;                  // guarded by mu
+  bool ended = false;                  // the turn's (StreamTurn)
   bool started = false;                // a ticket was handed out (NextTicket only)
   std::atomic<bool> done{false};       // no more batches (for NextTicket)
   std::atomic<int> outstanding{0};     // tickets handed out and not yet filled
-  // in_input_order: the next ticket number to hand out (NextTicket only) and to fill (mu held;
-  // `turn` tells waiting fills it moved).
+  // in_input_order: the next ticket number to hand out (NextTicket only) and to fill. `busy`:
+  // a ticket holds the turn (StreamTurn). Both under mu; `turn` tells waiting fills they moved.
+  // The source, carry, offset, line, disk_seen and ended belong to the turn's holder.
   uint64_t next_seq = 0;
   uint64_t filled_seq = 0;
+  bool busy = false;
   std::condition_variable turn;
 
-  // No more batches: the file is closed and the stream hands out no more tickets (mu held).
+  // No more batches: the file is closed and the stream hands out no more tickets (turn held).
   void End() {
     ended = true;
     done.store(true, std::memory_order_release);
@@ -236,30 +238,40 @@ bool BatchReader::GiveAhead(size_t current, Ticket* ticket) {
   return false;
 }
 
-// A stream ticket's turn (in input order: its seq; otherwise the stream's mutex alone), held
-// from Take() to the end of the scope, and then passed on to the next ticket whatever happened
-// meanwhile: a later ticket's Fill waits for it, and a turn that never comes would hang the
-// run (oneTBB's pipeline, cancelled by an exception, waits for every filter it started).
+// A stream ticket's turn (in input order: its seq; otherwise whichever ticket comes when the
+// stream is free), held from Take() to the end of the scope, and then passed on to the next
+// ticket whatever happened meanwhile: a later ticket's Fill waits for it, and a turn that never
+// comes would hang the run (oneTBB's pipeline, cancelled by an exception, waits for every filter
+// it started). The stream's mutex is held only to take and pass the turn, not while the holder
+// reads: a ticket waiting for its turn waits on the condition variable, where a signal reaches
+// it. (Blocked on the mutex instead, behind a read of an idle stdin, the main thread under
+// ThreadSanitizer took the SIGINT that ends such a read and never ran its handler: TSan defers
+// a signal that arrives in pthread_mutex_lock until the lock is taken.)
 class BatchReader::StreamTurn {
  public:
   StreamTurn(const BatchReader& reader, Stream& stream, const Ticket& ticket)
-      : reader_(reader), stream_(stream), seq_(ticket.seq), lock_(stream.mu, std::defer_lock) {}
+      : reader_(reader), stream_(stream), seq_(ticket.seq) {}
   // Waits for the turn; false when the reader's `cancelled` said to stop waiting first.
   bool Take() {
-    lock_.lock();
-    if (reader_.options_.in_input_order) {
-      while (stream_.filled_seq != seq_) {
-        if (reader_.options_.cancelled && reader_.options_.cancelled()) return false;
-        stream_.turn.wait_for(lock_, std::chrono::milliseconds(50));
-      }
+    std::unique_lock<std::mutex> lock(stream_.mu);
+    const bool in_order = reader_.options_.in_input_order;
+    while (stream_.busy || (in_order && stream_.filled_seq != seq_)) {
+      if (reader_.options_.cancelled && reader_.options_.cancelled()) return false;
+      stream_.turn.wait_for(lock, std::chrono::milliseconds(50));
     }
+    stream_.busy = true;
     held_ = true;
     return true;
   }
   ~StreamTurn() {
-    if (held_) ++stream_.filled_seq;
-    if (lock_.owns_lock()) lock_.unlock();
-    if (held_ && reader_.options_.in_input_order) stream_.turn.notify_all();
+    if (held_) {
+      {
+        std::lock_guard<std::mutex> lock(stream_.mu);
+        stream_.busy = false;
+        ++stream_.filled_seq;
+      }
+      stream_.turn.notify_all();
+    }
     stream_.outstanding.fetch_sub(1, std::memory_order_acq_rel);
   }
 
@@ -267,7 +279,6 @@ class BatchReader::StreamTurn {
   const BatchReader& reader_;
   Stream& stream_;
   const uint64_t seq_;
-  std::unique_lock<std::mutex> lock_;
   bool held_ = false;
 };
 

@@ -128,7 +128,7 @@ class BatchReader {
   // Fill's error when memory ran out reading input `input` from `offset`, the last `uncut`
   // bytes held without a cut (the batch's memory given back, the batch empty).
   absl::Status OutOfMemory(size_t input, uint64_t offset, uint64_t uncut, Batch* batch);
-  absl::Status FillStream(Stream& stream, Batch* batch);  // stream.mu held
+  absl::Status FillStream(Stream& stream, Batch* batch);  // the stream's turn held
   // in_input_order: a ticket for an input after `current` (a stream that is not busy, or the
   // next shard), marked `ahead`; false when there is none.
   bool GiveAhead(size_t current, Ticket* ticket);
